@@ -1,0 +1,149 @@
+"""The `ckspace` command line: a thin layer over `ckspace.Space`.
+
+Exit codes: 0 success; 1 a negative answer (explain: rejected); 2 bad input (one line on stderr, no traceback);
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from typing import Sequence
+
+from .errors import CkspaceError, UsageError
+
+SETS = ("full", "tests", "tiny")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the whole usage)
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .output import FORMATS
+
+    parser = _Parser(prog="ckspace", description="The CK Tile grouped-convolution kernel-instance space as a constraint model.")
+    parser.add_argument("--version", action="version", version=f"ckspace {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
+    en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    en.add_argument("--set", default="full", help="kernel set: full (tests and tiny: not implemented yet)")
+    en.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise (repeat or comma-separate)")
+    en.add_argument("--ndim", action="append", help="2, 3 (repeat or comma-separate)")
+    en.add_argument("--dtype", action="append", help="fp16, bf16, fp32 (repeat or comma-separate)")
+    en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
+    en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
+    en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
+    en.add_argument("--format", choices=FORMATS, help="output format (default: table on a terminal, names in a pipe)")
+    en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            build_parser().print_help()
+            return 2
+        if args.command == "enumerate":
+            return cmd_enumerate(args, started)
+        raise UsageError(f"unknown command {args.command!r}")
+    except CkspaceError as exc:
+        sys.stdout.flush()
+        print(f"ckspace: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ckspace: interrupted", file=sys.stderr)
+        return 130
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=False)
+
+
+def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
+    from . import output
+    from .space import Space
+
+    if args.set not in SETS:
+        raise UsageError(f"unknown set {args.set!r}; choices: {', '.join(SETS)}")
+    if args.set != "full":
+        raise UsageError(f"--set {args.set} is not implemented yet (coming with the coverage-selection issue); use --set full")
+    imported = time.perf_counter()
+    space = Space(arch=args.arch, rules=args.rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
+    fmt = args.format or ("table" if sys.stdout.isatty() else "names")
+    title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
+    t_out = 0.0
+    if args.count:
+        counts = space.count(args.variant, args.ndim, args.dtype, args.where)
+        t0 = time.perf_counter()
+        if fmt in ("json", "jsonl"):
+            import json
+
+            records = output.counts_records(counts)
+            if fmt == "json":
+                print(json.dumps({"arch": args.arch, "total": sum(counts.values()), "strata": records}, indent=1))
+            else:
+                for r in records:
+                    print(json.dumps(r, separators=(",", ":")))
+        elif fmt == "table":
+            _console().print(output.counts_table(counts, title))
+        else:
+            if fmt == "csv":
+                print("variant,ndim,dtype,count")
+            for s, n in counts.items():
+                print(f"{s.variant},{s.ndim},{s.dtype},{n}" if fmt == "csv" else f"{s.variant}\t{s.ndim}d\t{s.dtype}\t{n}")
+            if fmt == "names":
+                print(f"total\t\t\t{sum(counts.values())}")
+        t_out = time.perf_counter() - t0
+    else:
+        rows = (output.record(cfg) for cfg in space.enumerate(args.variant, args.ndim, args.dtype, args.where))
+        t0 = time.perf_counter()
+        out = sys.stdout
+        if fmt == "names":
+            output.write_names(rows, out)
+        elif fmt == "jsonl":
+            output.write_jsonl(rows, out)
+        elif fmt == "json":
+            output.write_json(rows, out)
+        elif fmt == "csv":
+            output.write_csv(rows, out, space.data.fields)
+        else:
+            counts = output.write_table(rows, _console(), title)
+            _console().print(output.counts_table(counts, "kernels per (variant, ndim, dtype)"))
+        out.flush()
+        t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
+    if args.timings:
+        t = space.timings
+        total = time.perf_counter() - started
+        print(
+            f"timings: imports {imported - started:.3f}s, model {t.load:.3f}s, plan {t.plan:.3f}s, "
+            f"solve {t.solve:.3f}s, output {max(t_out, 0.0):.3f}s, total {total:.3f}s"
+            + (" (cached)" if t.cached else ""), file=sys.stderr,
+        )
+    return 0
+
+
+def entry() -> None:  # pragma: no cover
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

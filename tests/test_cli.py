@@ -1,0 +1,145 @@
+"""The `ckspace enumerate` command line: outputs, exit codes, one-line errors, determinism and the cache."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ckspace import data as D
+
+SMALL = ["--arch", "gfx950", "--variant", "bwd_data", "--ndim", "2", "--dtype", "fp32"]  # 84 kernels (spec table)
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ckspace", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ckspace: error:")
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_names_output_is_sorted_and_counts_match_spec() -> None:
+    proc = run("enumerate", *SMALL, "--format", "names")
+    assert proc.returncode == 0, proc.stderr
+    names = proc.stdout.split()
+    assert len(names) == 84 and names == sorted(names)
+    assert all(n.startswith("grouped_conv_bwd_data_fp32_nhwgc_2d_") for n in names)
+
+
+def test_pipe_default_is_plain_names() -> None:
+    assert run("enumerate", *SMALL).stdout == run("enumerate", *SMALL, "--format", "names").stdout
+
+
+def test_repeated_and_comma_separated_options() -> None:
+    a = run("enumerate", "--arch", "gfx950", "--variant", "bwd_data", "--variant", "forward_depthwise", "--count", "--format", "json")
+    b = run("enumerate", "--arch", "gfx950", "--variant", "bwd_data,forward_depthwise", "--count", "--format", "json")
+    assert a.returncode == 0 and a.stdout == b.stdout
+    assert json.loads(a.stdout)["total"] == 124 + 124 + 84 + 104 + 104 + 84 + 60
+
+
+def test_json_jsonl_csv_agree() -> None:
+    names = run("enumerate", *SMALL).stdout.split()
+    as_json = json.loads(run("enumerate", *SMALL, "--format", "json").stdout)
+    as_jsonl = [json.loads(line) for line in run("enumerate", *SMALL, "--format", "jsonl").stdout.splitlines()]
+    as_csv = list(csv.DictReader(io.StringIO(run("enumerate", *SMALL, "--format", "csv").stdout)))
+    assert [r["name"] for r in as_json] == names == [r["name"] for r in as_jsonl] == [r["name"] for r in as_csv]
+    first = as_json[0]
+    assert first["variant"] == "bwd_data" and first["dtype"] == "fp32" and isinstance(first["tile_m"], int)
+
+
+def test_table_format_has_counts() -> None:
+    proc = run("enumerate", *SMALL, "--format", "table")
+    assert proc.returncode == 0
+    assert "84" in proc.stdout and "bwd_data" in proc.stdout
+
+
+def test_count_table_and_plain() -> None:
+    plain = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count")
+    assert plain.returncode == 0
+    lines = plain.stdout.strip().splitlines()
+    assert lines[-1].split() == ["total", "60"]
+    table = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count", "--format", "table")
+    assert "60" in table.stdout
+
+
+def test_where_filters_and_counts() -> None:
+    proc = run("enumerate", *SMALL, "--where", "tile_n >= 128 and vec_a == 4")
+    names = proc.stdout.split()
+    assert names and all("_vec4_" in n for n in names)
+
+
+def test_output_is_byte_identical_across_runs_and_cache() -> None:
+    cold = run("enumerate", *SMALL, "--format", "jsonl", "--no-cache").stdout
+    first = run("enumerate", *SMALL, "--format", "jsonl").stdout
+    second = run("enumerate", *SMALL, "--format", "jsonl").stdout
+    assert cold == first == second
+
+
+def test_cache_is_keyed_by_rule_files(tmp_path: Path) -> None:
+    """Change a rule file: the next run must not serve the old result."""
+    rules = tmp_path / "constraints"
+    shutil.copytree(D.default_constraints_dir(), rules)
+    before = run("enumerate", *SMALL, "--constraints", str(rules)).stdout.split()
+    tiles = rules / "tables" / "ck" / "tiles.toml"
+    head, _, tail = tiles.read_text().partition("[tiles.bwd_data]")
+    line = next(x for x in tail.splitlines() if x.startswith('"2d.fp32"'))
+    tiles.write_text(head + "[tiles.bwd_data]" + tail.replace(line, line.replace('"128x256x32", ', "")))
+    after = run("enumerate", *SMALL, "--constraints", str(rules)).stdout.split()
+    assert len(before) == 84 and after and len(after) < len(before)
+    assert not any("_128x256x32_" in n for n in after)
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["enumerate", "--arch", "gfx9999"], ["unknown arch 'gfx9999'", "gfx950"]),
+    (["enumerate", "--arch", "gfx950", "--variant", "sideways"], ["unknown variant 'sideways'", "bwd_data"]),
+    (["enumerate", "--arch", "gfx950", "--dtype", "fp64"], ["unknown dtype 'fp64'", "fp16"]),
+    (["enumerate", "--arch", "gfx950", "--ndim", "4"], ["unknown ndim '4'"]),
+    (["enumerate", "--arch", "gfx950", "--format", "xml"], ["invalid choice", "names"]),
+    (["enumerate", "--arch", "gfx950", "--where", "tile_q > 3"], ["unknown field 'tile_q'"]),
+    (["enumerate", "--arch", "gfx950", "--where", "tile_m >"], ["syntax error", "--where"]),
+    (["enumerate", "--arch", "gfx950", "--rules", "+nonsense"], ["unknown rule family 'nonsense'", "ck-curation"]),
+    (["enumerate", "--arch", "gfx950", "--set", "tests"], ["not implemented yet"]),
+    (["enumerate", "--arch", "gfx950", "--set", "huge"], ["unknown set 'huge'"]),
+    (["enumerate"], ["--arch"]),
+])
+def test_bad_input_is_one_line_exit_2(args, needles) -> None:
+    assert_one_line_error(run(*args), *needles)
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda p: (p / "rules" / "arch.toml").write_text("[[rule]\nid = 1"), "invalid TOML"),
+    (lambda p: (p / "rules" / "arch.toml").write_text((p / "rules" / "arch.toml").read_text().replace(
+        'require = "tile_m % (wave_m * warp_tile_m) == 0"', 'require = "tile_m % (wave_m * warp_tile_zz) == 0"')), "unknown field 'warp_tile_zz'"),
+    (lambda p: (p / "rules" / "pipeline.toml").write_text((p / "rules" / "pipeline.toml").read_text().replace(
+        'family = "pipeline"', 'family = "pipelines"', 1)), "unknown family 'pipelines'"),
+    (lambda p: (p / "rules" / "ck-curation.toml").write_text((p / "rules" / "ck-curation.toml").read_text().replace(
+        "in ck.vec", "in ck.vectors")), "unknown table 'ck.vectors'"),
+    (lambda p: (p / "rules" / "arch.toml").write_text((p / "rules" / "arch.toml").read_text() + (
+        '\n[[rule]]\nid = "arch.wave-layout"\nfamily = "arch"\nrequire = "true"\nmessage = "m"\nrationale = "r"\nsource = "s"\n')), "duplicate id"),
+])
+def test_broken_rule_files_are_one_line_exit_2(tmp_path: Path, mutate, needle) -> None:
+    rules = tmp_path / "constraints"
+    shutil.copytree(D.default_constraints_dir(), rules)
+    mutate(rules)
+    assert_one_line_error(run("enumerate", *SMALL, "--constraints", str(rules)), needle)
+
+
+def test_timings_split_is_printed() -> None:
+    proc = run("enumerate", *SMALL, "--no-cache", "--timings")
+    assert proc.returncode == 0
+    assert "timings: imports" in proc.stderr and "solve" in proc.stderr and "output" in proc.stderr

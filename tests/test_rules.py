@@ -1,0 +1,280 @@
+"""Every rule of constraints/rules/*.toml carries example kernel names, and the examples do what they claim.
+
+Each rule entry has `reject` (a name the rule rejects), `accept` (a name it accepts, with its `when` holding) and,
+when the examples need another arch than gfx950, `arch`. The checks here run on the plain-Python checker
+(`ckspace.check`) with every rule family on, so that a reject example also shows which other rules it breaks: most
+are built to break their rule and nothing else, and the few that cannot are listed below with the other rules.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+from ckspace import expr as E
+from ckspace.check import breaks, domain_violations, is_valid, violations
+from ckspace.data import Rule, load
+from ckspace.model import Model, resolve_families
+from ckspace.names import format_name, parse_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ALL_FAMILIES = "arch,pipeline,ck-curation,ck-archfilter,ck-known-issues"
+
+DATA = load()
+RULES: list[Rule] = list(DATA.rules)
+RULE_IDS = [r.id for r in RULES]
+
+# Reject examples that cannot break their rule alone, with the other rules they break (all families). Mostly a
+# curation table or an ArchFilter test that holds for every curated config and so fires along with the rule.
+ALSO_BROKEN: dict[str, set[str]] = {
+    # CK's curated wave/warp pairs use only the arch's wave layouts.
+    "arch.wave-layout": {"ck.wave-warp"},
+    # Curated pairs divide the tile; ArchFilter's tile-divisible is the same test.
+    "arch.tile-m-divisible": {"ck.wave-warp", "ck-archfilter.tile-divisible"},
+    "arch.tile-n-divisible": {"ck.wave-warp", "ck-archfilter.tile-divisible"},
+    "arch.tile-k-divisible": {"ck.wave-warp"},
+    # Only a wave layout outside the arch's list leaves a curated tile's A / B share uneven.
+    "arch.a-tile-threads": {"arch.wave-layout", "ck.wave-warp"},
+    "arch.b-tile-threads": {"arch.wave-layout", "ck.wave-warp"},
+    # Every curated vector triple passes the vector gate.
+    "arch.vec-a-width": {"ck.vector"},
+    "arch.vec-b-width": {"ck.vector"},
+    "arch.vec-c-width": {"ck.vector"},
+    "arch.vec-a-per-thread": {"ck.vector"},
+    "arch.vec-b-per-thread": {"ck.vector"},
+    # Out of the field domain (tile_n 8): nothing in the domain breaks it.
+    "arch.vec-c-tile-n": {"ck-archfilter.tile-n", "ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
+    # No curated config exceeds even 64 KiB; a double buffer on compv3 does (gfx942).
+    "arch.lds-capacity": {"ck.dsb-only-compv4"},
+    # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it; gfx1250's only wave_k-2 layout is 1x2x2.
+    "arch.wmma-k-per-block": {"arch.tile-k-divisible", "ck-archfilter.wave-layout"},
+    # Wave32 archs have 16x16 warp tiles only; a 32-wide one's derived k (16) is below 32.
+    "arch.wmma-warp-tile-m": {"arch.warp-tile", "ck.wave-warp", "arch.wmma-warp-tile-k"},
+    # Stream-K's legacy warp_tile_k is at most 16 (gfx1201).
+    "arch.wmma-streamk": {"arch.wmma-warp-tile-k"},
+    # Out of the field domain (tile_n / tile_m 8): nothing in the domain breaks them.
+    "ck-archfilter.tile-n": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
+    "ck-archfilter.tile-m": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
+    # waves × warp tile beyond the tile: the tile is no multiple of it either.
+    "ck-archfilter.warp-fits": {"arch.tile-m-divisible", "ck-archfilter.tile-divisible", "ck.wave-warp"},
+    # ArchFilter's trait list is a subset of the pipelines' one; interwave compv3 is never curated.
+    "ck-archfilter.trait": {"pipeline.scheduler", "ck.pipeline"},
+    "ck-archfilter.tile-divisible": {"arch.tile-m-divisible", "ck.wave-warp"},
+    # CK's pipeline table has rows only for the feature tiles.
+    "ck.feature": {"ck.pipeline"},
+    # Explicit GEMM is bwd_weight only, and wavelet is not one of ArchFilter's backward pipelines.
+    "ck.wavelet-explicit-gemm": {"ck-archfilter.bwd-pipelines"},
+    # Every bwd_data kernel breaks ArchFilter's backward pipelines.
+    "ck.specialization-variant": {"ck-archfilter.bwd-pipelines"},
+    # tile_k 8 is below ArchFilter's minimum.
+    "ck.specialization-tile-k8": {"ck-archfilter.tile-k"},
+    # Stream-K is bwd_weight only, and basic_async_v1 is not one of ArchFilter's backward pipelines.
+    "ck-known-issues.fp32-streamk-async": {"ck-archfilter.bwd-pipelines"},
+    # The interwave blacklist is never curated.
+    "pipeline.scheduler": {"ck.pipeline"},
+    "pipeline.backward-compv5": {"ck.pipeline", "ck-archfilter.bwd-pipelines"},
+    # Stream-K and two-stage are curated for bwd_weight only.
+    "pipeline.streamk-variant": {"ck.feature", "ck.pipeline"},
+    "pipeline.two-stage-variant": {"ck.feature", "ck.pipeline"},
+    # dsb is curated only with compv4, which is dsb-capable.
+    "pipeline.dsb-capable": {"ck.dsb-only-compv4"},
+    # Only bwd_weight compv6 tiles are small enough to fail coverage (gfx90a).
+    "pipeline.compv6-a-coverage": {"ck-archfilter.bwd-pipelines"},
+    "pipeline.compv6-b-coverage": {"ck-archfilter.bwd-pipelines"},
+    # All 20 curated depthwise configs pass the depthwise kernel's checks.
+    "pipeline.dw-odd-filter": {"ck.depthwise"},
+    "pipeline.dw-sub-tile": {"ck.depthwise"},
+    "pipeline.dw-stride-w": {"ck.depthwise"},
+    # pad_w 0 is same padding only for filter 1, which is not curated.
+    "pipeline.dw-pad-w": {"ck.depthwise-pad"},
+    # More than 64 sub-tiles make tile_per_wave 0, and nbatch % 0 == nbatch (total semantics).
+    "pipeline.dw-subtiles": {"ck.depthwise", "pipeline.dw-nbatch"},
+    "pipeline.dw-nbatch": {"ck.depthwise"},
+    "pipeline.dw-input-vector": {"ck.depthwise"},
+    "pipeline.dw-lds-row": {"ck.depthwise"},
+    "pipeline.dw-lds": {"ck.depthwise"},
+}
+
+# Rules that no config inside the field domains (fields.toml) breaks: their reject example leaves the domain.
+OUT_OF_DOMAIN = {
+    "arch.vec-c-tile-n": "tile_n is a multiple of 16 and vec_c at most 16",
+    "ck-archfilter.tile-n": "tile_n is a multiple of 16 from 16",
+    "ck-archfilter.tile-m": "tile_m is a multiple of 16 from 16",
+}
+
+# Rules that no kernel name breaks. The name grammar accepts _persistent only right after _streamk_{tree|linear},
+# so persistent without stream-K has no name; test_unnamed_reject checks the rule on a config instead.
+NO_REJECT_NAME = {"pipeline.streamk-persistent"}
+
+# Accept examples whose `when` does not hold (the example cannot exercise the condition). None so far.
+WHEN_EXEMPT: dict[str, str] = {}
+
+# Accept examples that are not valid kernels of their arch (default families), with the rules they break.
+# gfx1201 has no valid GEMM kernel at all (spec 11.2), so its examples cannot be valid.
+ACCEPT_NOT_VALID: dict[str, set[str]] = {
+    "arch.wmma-warp-tile-k": {"arch.warp-tile"},
+    "arch.wmma-streamk": {"arch.wmma-warp-tile-k"},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def model(arch: str, families: str = ALL_FAMILIES) -> Model:
+    return Model(DATA, arch, resolve_families(DATA, families))
+
+
+def rule(rid: str) -> Rule:
+    return next(r for r in RULES if r.id == rid)
+
+
+def config(name: str) -> dict[str, object]:
+    fields = parse_name(name)
+    assert format_name(fields) == name, f"{name} is not canonical"
+    return fields
+
+
+def violated(name: str, arch: str) -> set[str]:
+    return {v.id for v in violations(model(arch), config(name), all_families=True)}
+
+
+def when_holds(r: Rule, name: str) -> bool:
+    m = model(r.example_arch)
+    return bool(E.evaluate(r.when, config(name), m.resolve))
+
+
+# ---- the rule files ---------------------------------------------------------------------------------------------
+def test_rule_ids_unique():
+    raw = []
+    for path in sorted((DATA.root / "rules").glob("*.toml")):
+        with path.open("rb") as fh:
+            raw += [spec.get("id") for spec in tomllib.load(fh).get("rule", [])]
+    assert len(raw) == len(set(raw)), sorted({i for i in raw if raw.count(i) > 1})
+    assert sorted(raw) == sorted(RULE_IDS)
+
+
+def test_exemption_lists_name_real_rules():
+    for listed in (ALSO_BROKEN, OUT_OF_DOMAIN, NO_REJECT_NAME, WHEN_EXEMPT, ACCEPT_NOT_VALID):
+        assert set(listed) <= set(RULE_IDS), set(listed) - set(RULE_IDS)
+    for rid, others in ALSO_BROKEN.items():
+        assert rid not in others
+        assert others <= set(RULE_IDS), others - set(RULE_IDS)
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_rule_text(rid):
+    r = rule(rid)
+    for key in ("message", "rationale", "source"):
+        assert getattr(r, key).strip(), f"{rid}: empty {key}"
+    assert r.example_arch in DATA.archs, f"{rid}: unknown example arch {r.example_arch}"
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_has_examples(rid):
+    r = rule(rid)
+    assert r.accept, f"{rid}: no accept example"
+    if rid in NO_REJECT_NAME:
+        assert not r.reject, f"{rid}: has a reject example now; drop it from NO_REJECT_NAME"
+    else:
+        assert r.reject, f"{rid}: no reject example"
+
+
+# ---- reject examples --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_reject_breaks_rule(rid):
+    r = rule(rid)
+    m = model(r.example_arch)
+    for name in r.reject:
+        fields = config(name)
+        assert r.applies_to(str(fields["kind"])), f"{rid}: {name} is of the other kernel family"
+        assert breaks(r, fields, m), f"{rid}: {name} does not break it on {r.example_arch}"
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_reject_breaks_only_listed_rules(rid):
+    r = rule(rid)
+    expected = {rid} | ALSO_BROKEN.get(rid, set())
+    for name in r.reject:
+        got = violated(name, r.example_arch)
+        assert rid in got, f"{rid}: {name} breaks {sorted(got)} on {r.example_arch}"
+        assert got == expected, (
+            f"{rid}: {name} breaks {sorted(got)} on {r.example_arch}, expected {sorted(expected)}"
+        )
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_reject_in_domain(rid):
+    r = rule(rid)
+    m = model(r.example_arch)
+    for name in r.reject:
+        problems = domain_violations(m, config(name))
+        if rid in OUT_OF_DOMAIN:
+            assert problems, f"{rid}: {name} is inside the domain now; drop it from OUT_OF_DOMAIN"
+        else:
+            assert not problems, f"{rid}: {name}: {problems}"
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_reject_messages_render(rid):
+    r = rule(rid)
+    for name in r.reject:
+        found = violations(model(r.example_arch), config(name), all_families=True)
+        mine = [v for v in found if v.id == rid]
+        assert mine, f"{rid}: {name} does not break it"
+        for v in found:
+            assert "?" not in v.message, f"{v.id}: message for {name} does not render: {v.message}"
+            assert "{" not in v.message and "}" not in v.message, f"{v.id}: unrendered message: {v.message}"
+
+
+def test_unnamed_reject():
+    """pipeline.streamk-persistent has no reject name: check it on the accept example with stream-K turned off."""
+    (rid,) = NO_REJECT_NAME
+    r = rule(rid)
+    m = model(r.example_arch)
+    for name in r.accept:
+        fields = {**config(name), "streamk": "none"}
+        assert fields["streamk_persistent"]
+        assert breaks(r, fields, m)
+        assert rid in {v.id for v in violations(m, fields, all_families=True)}
+
+
+# ---- accept examples --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_accept_passes_rule(rid):
+    r = rule(rid)
+    m = model(r.example_arch)
+    for name in r.accept:
+        fields = config(name)
+        assert r.applies_to(str(fields["kind"])), f"{rid}: {name} is of the other kernel family"
+        assert not domain_violations(m, fields), f"{rid}: {name}: {domain_violations(m, fields)}"
+        assert not breaks(r, fields, m), f"{rid}: {name} breaks it on {r.example_arch}"
+        assert rid not in violated(name, r.example_arch)
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_accept_exercises_when(rid):
+    r = rule(rid)
+    for name in r.accept:
+        if rid in WHEN_EXEMPT:
+            continue
+        assert when_holds(r, name), f"{rid}: the accept example {name} does not meet `when`"
+
+
+@pytest.mark.parametrize("rid", RULE_IDS)
+def test_accept_is_valid_kernel(rid):
+    r = rule(rid)
+    m = model(r.example_arch, "full")
+    for name in r.accept:
+        fields = config(name)
+        if rid in ACCEPT_NOT_VALID:
+            got = {v.id for v in violations(m, fields)}
+            assert got == ACCEPT_NOT_VALID[rid], f"{rid}: {name} breaks {sorted(got)}"
+        else:
+            assert is_valid(m, fields), f"{rid}: {name} is not valid on {r.example_arch}: " + ", ".join(
+                v.id for v in violations(m, fields)
+            )

@@ -45,6 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_rule_values(argv: list[str]) -> list[str]:
+    """`--rules -ck-curation` would read as an unknown option to argparse; the value of --rules is always taken."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--rules" and i + 1 < len(argv):
+            out.append(f"--rules={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def _version() -> str:
     from . import __version__
 
@@ -56,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_join_rule_values(list(sys.argv[1:] if argv is None else argv)))
         if args.command is None:
             build_parser().print_help()
             return 2
@@ -134,8 +148,9 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
         t = space.timings
         total = time.perf_counter() - started
         print(
-            f"timings: imports {imported - started:.3f}s, model {t.load:.3f}s, plan {t.plan:.3f}s, "
-            f"solve {t.solve:.3f}s, output {max(t_out, 0.0):.3f}s, total {total:.3f}s"
+            f"timings: imports {imported - started + t.solver_import:.3f}s (ortools {t.solver_import:.3f}s), "
+            f"model {t.load:.3f}s, plan {t.plan:.3f}s, "
+            f"solve {t.solve:.3f}s, output {max(t_out - t.solver_import, 0.0):.3f}s, total {total:.3f}s"
             + (" (cached)" if t.cached else ""), file=sys.stderr,
         )
     return 0

@@ -1,39 +1,36 @@
-"""Solving: the space is factored into independent sub-models, each enumerated with CP-SAT, then combined.
+"""Solving: each stratum is factored into a join tree of small CP-SAT models whose solutions are joined in Python.
 
-1. (variant, ndim, dtype) strata are independent models; their fields are constants inside, so rules fold.
-2. Inside a stratum, the fields and the rules that link them form the variable-interaction graph; its connected
-   components (networkx) are independent, so each is enumerated on its own and the stratum is their Cartesian
-   product. Counting multiplies the component counts.
-3. A field that no rule touches is its own component; its values are its domain.
+1. (variant, ndim, dtype) strata are independent models; their fields are constants inside, so rules fold
+   (ckspace.folded).
+2. Inside a stratum, the fields and the rules that link them form the variable-interaction graph. Its tree
+   decomposition (ckspace.factor) splits it into bags that overlap only in separator fields: given the separator
+   values, the rest of a bag is independent of the rest of the tree. Each bag is one CP-SAT model holding every
+   constraint whose scope lies inside it, plus implied projections of the larger table constraints
+   (ckspace.implied), enumerated on its own (ckspace.bags). Disconnected parts of the graph are separate trees.
+3. Counting is message passing: a row's weight is the product, over the bag's children, of the summed weights of
+   the child rows that agree with it on their separator; a stratum's count is the product over its trees of the
+   summed root weights. Enumeration walks the same join as nested generators (ckspace.walk).
+4. Spaces too large for that (the open space: curation tables off) are counted by variable elimination over even
+   smaller CP-SAT factors (ckspace.count), without listing bag solutions one by one.
+5. A field that no rule touches is a bag of its own without a model; its values are its domain.
 """
 
 from __future__ import annotations
 
-import itertools
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
+from . import count, factor, walk
 from . import expr as E
-from .data import FieldDef, Rule
+from .bags import Factor, Key, TooLarge, clear_memo, solve_factor  # noqa: F401  (re-exported)
+from .data import FieldDef
+from .folded import Constraint, fold_constraints, implied_for, size_model  # noqa: F401  (re-exported)
 from .model import Model, Stratum
 
-
-@dataclass
-class Constraint:
-    """A rule (or filter) folded for one stratum: `when` implies `require` over the stratum's free fields."""
-
-    id: str
-    when: E.Node
-    require: E.Node
-    scope: frozenset[str]
-
-
-@dataclass
-class Component:
-    fields: list[str]
-    constraints: list[Constraint]
-    solutions: list[tuple] | None = None
-    count: int | None = None
+# count_only tries the join tree first and gives up on it when a bag has more local solutions than this.
+TREE_LIMIT = 4_000
 
 
 @dataclass
@@ -41,125 +38,166 @@ class StratumPlan:
     stratum: Stratum
     constants: dict[str, object]
     free: list[FieldDef]
-    components: list[Component] = field(default_factory=list)
+    factors: list[Factor] = field(default_factory=list)  # the bags of the join tree; parents before children
+    roots: list[int] = field(default_factory=list)  # one per connected part of the interaction graph
     infeasible_by: str | None = None  # id of a rule that folds to false for the whole stratum
+    constraints: list[Constraint] = field(default_factory=list)  # the folded rules and filters
+    messages: list[dict[Key, int]] | None = None  # after solving: per bag, separator value -> subtree configs
+    solver_calls: int = 0  # CP-SAT models solved by count_only's elimination
+    timings: dict[str, float] = field(default_factory=dict)  # CPU seconds: compile, solve, combine
 
-
-def fold_constraints(model: Model, stratum: Stratum, rules: Sequence[Rule], filters: Sequence[E.Node]) -> tuple[dict[str, object], list[Constraint], str | None]:
-    """Substitute the stratum's constants into every rule and filter; drop what holds trivially."""
-    consts: dict[str, object] = stratum.constants()
-    # Derived fields whose formula is constant in the stratum (layout) become constants too.
-    for d in model.data.derives.values():
-        if d.output_only or not d.applies_to(stratum.kind):
-            continue
-        folded = E.fold(d.expr, consts, model.resolve)
-        if isinstance(folded, E.Const):
-            consts[d.field] = folded.value
-    out: list[Constraint] = []
-    items = [(r.id, r.when, r.require) for r in rules if r.applies_to(stratum.kind)]
-    items += [(f"where#{i + 1}", E.Const(True), f) for i, f in enumerate(filters)]
-    for rid, when, require in items:
-        w = E.fold(when, consts, model.resolve)
-        if isinstance(w, E.Const) and not w.value:
-            continue
-        r = E.fold(require, consts, model.resolve)
-        if isinstance(r, E.Const):
-            if r.value:
-                continue
-            if isinstance(w, E.Const):
-                return consts, [], rid
-        out.append(Constraint(rid, w, r, E.fields_of(w) | E.fields_of(r)))
-    return consts, out, None
+    def postorder(self) -> list[int]:
+        bags = [factor.Bag(f.fields, f.parent, f.children) for f in self.factors]
+        return factor.JoinTree(bags, self.roots).postorder()
 
 
 def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> StratumPlan:
-    import networkx as nx
-
+    """Fold the rules (and `filters`, as constraints like any rule) for the stratum and build its join tree."""
     consts, constraints, infeasible = fold_constraints(model, stratum, model.rules_for(stratum.kind), filters)
     free = [f for f in model.fields(stratum.kind) if f.name not in consts]
-    result = StratumPlan(stratum, consts, free, infeasible_by=infeasible)
+    result = StratumPlan(stratum, consts, free, infeasible_by=infeasible, constraints=constraints)
     if infeasible:
         return result
-    graph = nx.Graph()
-    graph.add_nodes_from(f.name for f in free)
-    for c in constraints:
-        names = sorted(c.scope)
-        graph.add_nodes_from(names)
-        graph.add_edges_from(itertools.combinations(names, 2))
-    order = {f.name: i for i, f in enumerate(free)}
-    for comp in nx.connected_components(graph):
-        names = sorted(comp, key=order.__getitem__)
-        cons = [c for c in constraints if c.scope and next(iter(c.scope)) in comp]
-        result.components.append(Component(names, cons))
-    result.components.sort(key=lambda c: order[c.fields[0]])
+    names = [f.name for f in free]
+    tree = factor.join_tree(names, [c.scope for c in constraints], size_model(free, constraints, {}))
+    for bag in tree.bags:
+        members = frozenset(bag.fields)
+        up = tree.bags[bag.parent].fields if bag.parent is not None else ()
+        key = tuple(i for i, f in enumerate(bag.fields) if f in up)
+        result.factors.append(Factor(
+            bag.fields, [c for c in constraints if c.scope <= members], implied_for(members, constraints),
+            bag.parent, list(bag.children), key, tuple(up.index(bag.fields[i]) for i in key),
+            tuple(i for i, f in enumerate(bag.fields) if f not in up),
+        ))
+    result.roots = list(tree.roots)
     return result
 
 
-def solve_component(model: Model, component: Component) -> list[tuple]:
-    """All assignments of the component's fields that satisfy its constraints (CP-SAT enumeration)."""
-    fields = model.data.fields
-    if not component.constraints:
-        assert len(component.fields) == 1
-        return [(v,) for v in fields[component.fields[0]].values]
-    from ortools.sat.python import cp_model
+def _message(p: StratumPlan, i: int) -> dict[Key, int]:
+    """The message of bag i to its parent: per separator value, the number of configs of i's subtree."""
+    fac = p.factors[i]
+    assert fac.rows is not None and p.messages is not None
+    kids = [(p.messages[c], p.factors[c].parent_key) for c in fac.children]
+    msg: dict[Key, int] = {}
+    for row in fac.rows:
+        w = 1
+        for m, pk in kids:
+            w *= m.get(tuple([row[j] for j in pk]), 0)
+            if not w:
+                break
+        if w:
+            k = tuple([row[j] for j in fac.key])
+            msg[k] = msg.get(k, 0) + w
+    return msg
 
-    from .cpsat import Compiler, decode, new_variable
 
-    cp = cp_model.CpModel()
-    variables = {name: new_variable(cp, fields[name]) for name in component.fields}
-    compiler = Compiler(cp, fields, variables)
-    for c in component.constraints:
-        when = compiler.lit_term(c.when)
-        if when is False:
+def solve_plan(model: Model, p: StratumPlan, keep_rows: bool = True, limit: int | None = None) -> None:
+    """Solve every bag, children first, and compute the count messages.
+
+    With `keep_rows` false (counting only) a bag's rows are dropped once its message is computed. With `limit`, a
+    bag with more local solutions raises TooLarge and leaves the plan unsolved.
+    """
+    if p.infeasible_by or p.messages is not None:
+        return
+    p.messages = [{} for _ in p.factors]
+    empty = False
+    for i in p.postorder():
+        fac = p.factors[i]
+        if empty:
+            fac.rows = []
             continue
-        compiler.post(c.require, [] if when is True else [when])
-    ordered = [variables[n] for n in component.fields]
-    defs = [fields[n] for n in component.fields]
-
-    class Collector(cp_model.CpSolverSolutionCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.rows: list[tuple] = []
-
-        def on_solution_callback(self) -> None:
-            self.rows.append(tuple(decode(d, self.Value(v)) for d, v in zip(defs, ordered)))
-
-    solver = cp_model.CpSolver()
-    solver.parameters.enumerate_all_solutions = True
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
-    collector = Collector()
-    solver.Solve(cp, collector)
-    return sorted(collector.rows, key=_sort_key)
-
-
-def _sort_key(row: tuple) -> tuple:
-    return tuple((0, v) if isinstance(v, (int, bool)) else (1, str(v)) for v in row)
-
-
-def solve_plan(model: Model, p: StratumPlan) -> None:
-    for comp in p.components:
-        if comp.solutions is None:
-            comp.solutions = solve_component(model, comp)
-            comp.count = len(comp.solutions)
+        try:
+            fac.rows = solve_factor(model.data.fields, fac, p.timings, limit=limit)
+        except TooLarge:
+            p.messages = None
+            for f in p.factors:
+                f.rows = None
+            raise
+        t0 = time.process_time()
+        p.messages[i] = _message(p, i)
+        p.timings["combine"] = p.timings.get("combine", 0.0) + time.process_time() - t0
+        if not p.messages[i]:
+            empty = True  # no row of this bag extends to its subtree: the stratum is empty, skip the rest
+        if not keep_rows:
+            for c in fac.children:
+                p.factors[c].rows = None
+    if not keep_rows:
+        for r in p.roots:
+            p.factors[r].rows = None
 
 
 def count_plan(p: StratumPlan) -> int:
     if p.infeasible_by:
         return 0
+    if p.messages is None:
+        raise ValueError("count_plan needs a solved plan (call solve_plan first)")
     total = 1
-    for comp in p.components:
-        total *= comp.count or 0
+    for r in p.roots:
+        total *= p.messages[r].get((), 0)
+    return total
+
+
+# Counts of strata already counted in this process, keyed by the stratum's free fields and folded constraints: in
+# the open space 2D and 3D, and fp16 and bf16, fold to the very same constraints (only CK's tables tell them
+# apart), so their counts are equal.
+_COUNTED: "OrderedDict[tuple, int]" = OrderedDict()
+COUNTED_LIMIT = 1024
+
+
+def count_only(model: Model, p: StratumPlan) -> int:
+    """The number of configs of a stratum, without keeping solutions or building anything of the count's size.
+
+    First the plan's join tree, with each bag capped at TREE_LIMIT local solutions: CK's curated space counts that
+    way in milliseconds. If a bag is larger (the open space, about 10^11 configs per stratum), the stratum is
+    counted by variable elimination over small CP-SAT factors instead (ckspace.count).
+    """
+    if p.infeasible_by:
+        return 0
+    if p.messages is not None:
+        return count_plan(p)
+    key = (tuple(p.free), frozenset((c.when, c.require) for c in p.constraints))
+    hit = _COUNTED.get(key)
+    if hit is not None:
+        return hit
+    try:
+        solve_plan(model, p, keep_rows=False, limit=TREE_LIMIT)
+        total = count_plan(p)
+    except TooLarge:
+        total, calls = count.count_by_elimination(model, p.stratum.kind, p.free, p.constraints, p.timings)
+        p.solver_calls += calls
+    _COUNTED[key] = total
+    if len(_COUNTED) > COUNTED_LIMIT:
+        _COUNTED.popitem(last=False)
     return total
 
 
 def configs(model: Model, p: StratumPlan) -> Iterator[dict[str, object]]:
-    """Every config of a solved stratum: the Cartesian product of its components' solutions."""
+    """Every config of a stratum (solving it if needed): the join of its bags' solutions, streamed tree by tree.
+
+    Each dict holds the stratum constants, then every free field in the order of fields.toml. The order of the
+    configs is fixed by the plan (same inputs, same order).
+    """
     if p.infeasible_by:
         return
-    names = [n for comp in p.components for n in comp.fields]
-    base = dict(p.constants)
-    for combo in itertools.product(*(comp.solutions or [] for comp in p.components)):
-        cfg = dict(base)
-        cfg.update(zip(names, itertools.chain.from_iterable(combo)))
-        yield cfg
+    if p.messages is not None and any(f.rows is None for f in p.factors):
+        p.messages = None  # counted without keeping rows (count_only): solve again, keeping them
+    if p.messages is None:
+        solve_plan(model, p)
+    if count_plan(p) == 0:
+        return
+    assert p.messages is not None
+    walker = walk.Walker(model.data.fields, p.factors, p.messages)
+    names = [n for r in p.roots for n in walker.names(r)]
+    where = {n: i for i, n in enumerate(names)}
+    order = [where[f.name] for f in p.free]
+    keys = [*p.constants, *(f.name for f in p.free)]
+    base = tuple(p.constants.values())
+    for values in walk.product([(lambda r=r: walker.subtree(r, ())) for r in p.roots]):
+        yield dict(zip(keys, base + tuple([values[j] for j in order])))
+
+
+def clear_caches() -> None:
+    """Forget solved bag models, counted strata and join trees (for cold-run measurements)."""
+    clear_memo()
+    _COUNTED.clear()
+    factor._TREES.clear()

@@ -25,6 +25,7 @@ class Timings:
     plan: float = 0.0
     solve: float = 0.0
     output: float = 0.0
+    solver_import: float = 0.0
     cached: bool = False
     extra: dict[str, float] = field(default_factory=dict)
 
@@ -107,12 +108,13 @@ class Space:
                 self.timings.cached = True
                 yield from _unpack(hit)
                 return
+        self._large = False
         collected: list[dict[str, object]] | None = [] if self.use_cache else None
         for cfg in self._solve(strata, node):
+            if collected is not None and (self._large or len(collected) >= CACHE_LIMIT):
+                collected = None  # a streamed (open-space) result is never kept in memory for the cache
             if collected is not None:
                 collected.append(cfg)
-                if len(collected) > CACHE_LIMIT:
-                    collected = None
             yield cfg
         if collected is not None:
             cache.store("enumerate", digest, _pack(collected))
@@ -127,6 +129,7 @@ class Space:
             if hit is not None:
                 self.timings.cached = True
                 return {Stratum(v, n, d): c for v, n, d, c in hit}
+        self._import_solver()
         from . import solve
 
         out: dict[Stratum, int] = {}
@@ -151,7 +154,15 @@ class Space:
             return None  # the filter reads fields this kernel family does not have
         return solve.plan(self.model, st, [node] if node is not None else [])
 
+    def _import_solver(self) -> None:
+        """Import OR-Tools now, so that its cost is reported apart from solving (a cached run never pays it)."""
+        t0 = time.perf_counter()
+        from ortools.sat.python import cp_model  # noqa: F401
+
+        self.timings.solver_import += time.perf_counter() - t0
+
     def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
+        self._import_solver()
         from . import solve
         from .names import format_name
 
@@ -162,13 +173,18 @@ class Space:
             self.timings.plan += t1 - t0
             if plan is None or plan.infeasible_by:
                 continue
-            solve.solve_plan(self.model, plan)
+            try:  # CK-sized strata solve whole; a bag beyond TREE_LIMIT solutions marks an open-space stratum
+                solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
+                large = solve.count_plan(plan) > CACHE_LIMIT
+            except solve.TooLarge:
+                large = True
             self.timings.solve += time.perf_counter() - t1
             rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan))
-            if solve.count_plan(plan) <= CACHE_LIMIT:
+            if not large:
                 yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
             else:
-                yield from rows  # too large to sort in memory: canonical solver order (documented)
+                self._large = True
+                yield from rows  # too large to sort in memory: the solver's canonical order (documented)
 
     def check(self, config: Mapping[str, object]):
         from .check import violations

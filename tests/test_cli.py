@@ -143,3 +143,11 @@ def test_timings_split_is_printed() -> None:
     proc = run("enumerate", *SMALL, "--no-cache", "--timings")
     assert proc.returncode == 0
     assert "timings: imports" in proc.stderr and "solve" in proc.stderr and "output" in proc.stderr
+
+
+def test_rules_value_may_start_with_a_dash() -> None:
+    """The issue's own spelling, `--rules -ck-curation`, must work (argparse alone reads it as an option)."""
+    a = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--rules", "-ck-curation", "--count", "--format", "json")
+    b = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--rules=-ck-curation", "--count", "--format", "json")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == b.stdout and json.loads(a.stdout)["total"] > 60

@@ -63,8 +63,7 @@ def violations(model: Model, config: Mapping[str, object], all_families: bool = 
     """Every rule the config breaks, with its message; optional families too when `all_families`."""
     kind = kind_of_variant(str(config.get("variant")))
     rules = model.all_rules_for(kind) if all_families else model.rules_for(kind)
-    env = with_expected(model, config)
-    return [Violation(r, render(r, env, model)) for r in rules if breaks(r, config, model)]
+    return [Violation(r, render(r, config, model)) for r in rules if breaks(r, config, model)]
 
 
 def is_valid(model: Model, config: Mapping[str, object]) -> bool:
@@ -72,12 +71,6 @@ def is_valid(model: Model, config: Mapping[str, object]) -> bool:
     if domain_violations(model, config):
         return False
     return not any(breaks(r, config, model) for r in model.rules_for(kind))
-
-
-def with_expected(model: Model, config: Mapping[str, object]) -> dict[str, object]:
-    """The config plus `expected` per derived field, for messages of the derived-field rules."""
-    env = dict(config)
-    return env
 
 
 def derived_values(model: Model, config: Mapping[str, object]) -> dict[str, object]:

@@ -31,7 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
     en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
-    en.add_argument("--set", default="full", help="kernel set: full (tests and tiny: not implemented yet)")
+    en.add_argument("--set", default="full", help="kernel set: full, tests or tiny (see docs/objectives.md)")
+    en.add_argument("--objective", metavar="FILE", help="with --set tests|tiny: a coverage objective file instead of the set's own")
+    en.add_argument("--stable-from", dest="stable_from", metavar="FILE",
+                    help="with --set tests|tiny: names of a previous selection to change as little as possible")
     en.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise (repeat or comma-separate)")
     en.add_argument("--ndim", action="append", help="2, 3 (repeat or comma-separate)")
     en.add_argument("--dtype", action="append", help="fp16, bf16, fp32 (repeat or comma-separate)")
@@ -42,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
+    from .cli_sets import add_parsers as add_set_commands
+
+    add_set_commands(sub)
     return parser
 
 
@@ -76,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if args.command == "enumerate":
             return cmd_enumerate(args, started)
+        if args.command in ("coverage", "sample"):
+            from .cli_sets import run
+
+            return run(args)
         raise UsageError(f"unknown command {args.command!r}")
     except CkspaceError as exc:
         sys.stdout.flush()
@@ -98,15 +108,20 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
 
     if args.set not in SETS:
         raise UsageError(f"unknown set {args.set!r}; choices: {', '.join(SETS)}")
-    if args.set != "full":
-        raise UsageError(f"--set {args.set} is not implemented yet (coming with the coverage-selection issue); use --set full")
     imported = time.perf_counter()
     space = Space(arch=args.arch, rules=args.rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
+    selected = None
+    if args.set != "full" or args.objective or args.stable_from:
+        from .cli_sets import selected_configs
+
+        selected = selected_configs(space, args.set, args.objective, args.stable_from,
+                                    args.variant, args.ndim, args.dtype, args.where)
     if args.count:
-        counts = space.count(args.variant, args.ndim, args.dtype, args.where)
+        counts = (space.count(args.variant, args.ndim, args.dtype, args.where) if selected is None
+                  else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
         t0 = time.perf_counter()
         if fmt in ("json", "jsonl"):
             import json
@@ -128,7 +143,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
                 print(f"total\t\t\t{sum(counts.values())}")
         t_out = time.perf_counter() - t0
     else:
-        rows = (output.record(cfg) for cfg in space.enumerate(args.variant, args.ndim, args.dtype, args.where))
+        source = selected if selected is not None else space.enumerate(args.variant, args.ndim, args.dtype, args.where)
+        rows = (output.record(cfg) for cfg in source)
         t0 = time.perf_counter()
         out = sys.stdout
         if fmt == "names":
@@ -154,6 +170,15 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
             + (" (cached)" if t.cached else ""), file=sys.stderr,
         )
     return 0
+
+
+def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:
+    counts = dict.fromkeys(space.strata(variant, ndim, dtype), 0)
+    for cfg in configs:
+        for st in counts:
+            if (st.variant, st.ndim, st.dtype) == (cfg["variant"], cfg["ndim"], cfg["dtype"]):
+                counts[st] += 1
+    return counts
 
 
 def entry() -> None:  # pragma: no cover

@@ -113,7 +113,6 @@ def test_cache_is_keyed_by_rule_files(tmp_path: Path) -> None:
     (["enumerate", "--arch", "gfx950", "--where", "tile_q > 3"], ["unknown field 'tile_q'"]),
     (["enumerate", "--arch", "gfx950", "--where", "tile_m >"], ["syntax error", "--where"]),
     (["enumerate", "--arch", "gfx950", "--rules", "+nonsense"], ["unknown rule family 'nonsense'", "ck-curation"]),
-    (["enumerate", "--arch", "gfx950", "--set", "tests"], ["not implemented yet"]),
     (["enumerate", "--arch", "gfx950", "--set", "huge"], ["unknown set 'huge'"]),
     (["enumerate"], ["--arch"]),
 ])

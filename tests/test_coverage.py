@@ -1,0 +1,137 @@
+"""`ckspace coverage`: per-goal counts checked by the independent counter, uncovered items, names not in full, JSON
+and text output, and one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+import selection_oracle as O
+from ckspace import cli_sets
+from ckspace.errors import CkspaceError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise UsageError(message)
+
+
+def run(capsys, *argv: str) -> str:
+    """Parse and run a command through cli_sets' own parsers (as ckspace.cli does once it wires them in)."""
+    parser = _Parser(prog="ckspace")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    cli_sets.add_parsers(sub)
+    args = parser.parse_args(list(argv))
+    assert cli_sets.run(args) == 0
+    return capsys.readouterr().out
+
+
+def goals_of(report: dict) -> dict[tuple, tuple[int, int]]:
+    return {tuple(g["goal"]): (g["covered"], g["total"]) for g in report["goals"]}
+
+
+def test_coverage_of_cks_full_tests_matches_the_independent_count(tmp_path: Path, capsys) -> None:
+    ck_tests, _ = O.ck_lists()
+    path = tmp_path / "ck-full-tests.txt"
+    path.write_text("\n".join(ck_tests) + "\n")
+    report = json.loads(run(capsys, "coverage", str(path), "--arch", "gfx950", "--format", "json"))
+    spec = O.objective_spec("tests")
+    expected = O.count(O.full(), ck_tests, spec)
+    assert goals_of(report) == expected
+    assert report["names"]["read"] == 2805 and report["names"]["in_full"] == 2805 and not report["names"]["not_in_full"]
+    assert report["covered"] < report["total"]
+    # The uncovered items listed are exactly those the independent counter finds.
+    listed = set()
+    for g in report["goals"]:
+        for u in g["uncovered"]:
+            scope = tuple(u["scope"][s] for s in spec["scope"])
+            listed.add((scope, tuple(g["goal"]), tuple(u["values"][d] for d in g["goal"])))
+    assert listed == O.uncovered(O.full(), ck_tests, spec)
+    # Per stratum: kernels and 1-wise counts.
+    for s in report["scopes"]:
+        key = (s["scope"]["variant"], int(s["scope"]["ndim"][:-1]), s["scope"]["dtype"])
+        assert s["full"] == sum(1 for k in O.full() if (k["variant"], k["ndim"], k["dtype"]) == key)
+
+
+def test_coverage_of_the_tests_set_is_complete_and_reports_the_solver(capsys) -> None:
+    report = json.loads(run(capsys, "coverage", "--set", "tests", "--arch", "gfx950", "--format", "json"))
+    assert report["covered"] == report["total"] > 0
+    assert all(not g["uncovered"] for g in report["goals"])
+    sel = report["selection"]
+    assert sel["size"] == O.selected("tests").stats["size"] == report["names"]["read"]
+    assert sel["lower_bound"] <= sel["size"] and sel["status"] in ("optimal", "feasible")
+    assert goals_of(report) == O.count(O.full(), O.selected("tests").names, O.objective_spec("tests"))
+
+
+def test_coverage_text_of_cks_tiny_names_what_is_missing_and_foreign_names(tmp_path: Path, capsys) -> None:
+    _, ck_tiny = O.ck_lists()
+    bad = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_64x64x32_2x2x1_32x32x16"  # well-formed, not CK's
+    path = tmp_path / "ck-tiny.txt"
+    path.write_text("# CK's tiny\n" + "\n".join(ck_tiny) + f"\n{ck_tiny[0]}\n\nnot_a_kernel\n{bad}\n")
+    text = run(capsys, "coverage", str(path), "--arch", "gfx950", "--objective", "tiny")
+    assert "names: 38 read, 35 in full, 2 not in full, 1 duplicates" in text
+    assert "uncovered:" in text and "variant (1):" in text and "\n    bwd_data\n" in text
+    assert "not in full (2):" in text
+    assert "not_a_kernel: malformed name" in text
+    assert f"{bad}: breaks ck." in text
+    report = json.loads(run(capsys, "coverage", str(path), "--arch", "gfx950", "--objective", "tiny", "--format", "json"))
+    spec = O.objective_spec("tiny")
+    assert goals_of(report) == O.count(O.full(), ck_tiny, spec)
+    assert [n["name"] for n in report["names"]["not_in_full"]] == ["not_a_kernel", bad]
+    assert report["names"]["duplicates"] == [ck_tiny[0]]
+
+
+def test_coverage_of_the_tiny_set_and_full(capsys) -> None:
+    text = run(capsys, "coverage", "--set", "tiny", "--arch", "gfx950")
+    assert "selection: " in text and "covered: 86/86 items (100.0%)" in text.replace(",", "")
+    report = json.loads(run(capsys, "coverage", "--set", "full", "--arch", "gfx950", "--objective", "tiny",
+                            "--format", "json"))
+    assert report["covered"] == report["total"] and report["names"]["read"] == 14048
+
+
+def test_coverage_against_a_user_objective_with_restricted_strata(tmp_path: Path, capsys) -> None:
+    obj = tmp_path / "bwd.toml"
+    obj.write_text('[strata]\nvariant = ["bwd_data"]\nscope = []\n[cover]\ndimensions = ["tile"]\n')
+    names = tmp_path / "names.txt"
+    fwd = next(k["name"] for k in O.full() if k["variant"] == "forward")
+    bwd = next(k for k in O.full() if k["variant"] == "bwd_data")
+    names.write_text(f"{fwd}\n{bwd['name']}\n")
+    report = json.loads(run(capsys, "coverage", str(names), "--arch", "gfx950", "--objective", str(obj), "--format", "json"))
+    tiles = {(k["tile_m"], k["tile_n"], k["tile_k"]) for k in O.full() if k["variant"] == "bwd_data"}
+    assert goals_of(report) == {("tile",): (1, len(tiles))}
+    assert report["names"]["outside_strata"] == [fwd] and report["names"]["in_objective_strata"] == 1
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["coverage", "x.txt", "--set", "tests", "--arch", "gfx950"], "either a FILE of names or --set"),
+    (["coverage", "--set", "small", "--arch", "gfx950"], "unknown set 'small'"),
+    (["coverage", "--set", "full", "--stable-from", "x", "--arch", "gfx950"], "--stable-from applies to"),
+    (["coverage", "/nonexistent/names.txt", "--arch", "gfx950"], "cannot read"),
+    (["coverage", "--set", "tiny", "--arch", "gfx950", "--objective", "/nonexistent/o.toml"], "objective /nonexistent/o.toml: cannot read"),
+    (["coverage", "--set", "tiny", "--arch", "gfx1111"], "gfx1111"),
+])
+def test_coverage_errors_are_one_line(capsys, argv: list[str], needle: str) -> None:
+    parser = _Parser(prog="ckspace")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    cli_sets.add_parsers(sub)
+    with pytest.raises(CkspaceError) as exc:
+        cli_sets.run(parser.parse_args(argv))
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+    assert exc.value.exit_code == 2
+
+
+def test_the_ckspace_command_line_runs_coverage_once_wired(tmp_path: Path, capsys) -> None:
+    from ckspace import cli
+
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    if "coverage" not in sub.choices:
+        pytest.skip("ckspace.cli does not register cli_sets.add_parsers yet (the lead wires it in)")
+    names = tmp_path / "n.txt"
+    names.write_text("\n".join(O.selected("tiny").names) + "\n")
+    assert cli.main(["coverage", str(names), "--arch", "gfx950", "--objective", "tiny", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["covered"] == 86
+    assert cli.main(["coverage", "--set", "nope", "--arch", "gfx950"]) == 2
+    assert capsys.readouterr().err.startswith("ckspace: error: unknown set 'nope'")

@@ -7,12 +7,12 @@ Exit codes: 0 success; 1 a negative answer (explain: rejected); 2 bad input (one
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
 from typing import Sequence
 
+from .ckapi import add_ck_api_options, rules_with_ck_api
 from .errors import CkspaceError, UsageError
 
 SETS = ("full", "tests", "tiny")
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
+    add_ck_api_options(en)
     from .cli_sets import add_parsers as add_set_commands
 
     add_set_commands(sub)
@@ -80,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             build_parser().print_help()
             return 2
+        if getattr(args, "arch", None) == "auto":  # every command: the local GPU's gfx name, or one clear line
+            from . import archdetect
+
+            args.arch = archdetect.resolve(args.arch)
         if args.command == "enumerate":
             return cmd_enumerate(args, started)
         if args.command in ("coverage", "sample"):
@@ -109,7 +114,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     if args.set not in SETS:
         raise UsageError(f"unknown set {args.set!r}; choices: {', '.join(SETS)}")
     imported = time.perf_counter()
-    space = Space(arch=args.arch, rules=args.rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
+    space = Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
+                  use_cache=not args.no_cache)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0

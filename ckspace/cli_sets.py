@@ -58,6 +58,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rules", help="switch rule families: +fam,-fam (default: full)")
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    from .ckapi import add_ck_api_options
+
+    add_ck_api_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,7 +139,10 @@ def selection_summary(sel=None) -> str:
 def _space(args):
     from .space import Space
 
-    return Space(arch=args.arch, rules=args.rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
+    from .ckapi import rules_with_ck_api
+
+    return Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
+                 use_cache=not args.no_cache)
 
 
 def explain_missing(space, name: str) -> str:

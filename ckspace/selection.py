@@ -25,7 +25,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from . import cache
 from .coverage import ItemIndex
@@ -104,6 +104,26 @@ def _solver_version() -> str:
         return "unknown"
 
 
+def cache_key(data_digest: str, arch: str, families: Iterable[str], objective: Objective,
+              stable_digest: str | None = None) -> str:
+    """The cache key of a selection: everything it depends on (rules, arch, families, objective, previous list,
+    solver version)."""
+    options = {
+        "arch": arch, "families": sorted(families), "objective": objective.digest,
+        "stable_from": stable_digest, "ortools": _solver_version(),
+    }
+    return cache.key("select", data_digest, options)
+
+
+def cached_names(data_digest: str, arch: str, families: Iterable[str], objective: Objective) -> list[str] | None:
+    """The names of a selection made earlier (no `--stable-from`), straight from the cache; None if there is none.
+    Needs no enumeration and no solver."""
+    hit = cache.load("select", cache_key(data_digest, arch, families, objective))
+    if isinstance(hit, dict) and isinstance(hit.get("names"), list):
+        return [str(n) for n in hit["names"]]
+    return None
+
+
 def select(space, objective: Objective, stable_from: str | Path | None = None,
            configs: Sequence[Mapping[str, object]] | None = None) -> Selection:
     """Select the kernels of `space` that meet `objective` (cached like enumerate)."""
@@ -116,11 +136,7 @@ def select(space, objective: Objective, stable_from: str | Path | None = None,
 
         prev_digest = hashlib.sha256("\n".join(prev_names).encode()).hexdigest()
     rows = list(configs) if configs is not None else universe(space, objective)
-    options = {
-        "arch": space.arch, "families": sorted(space.families), "objective": objective.digest,
-        "stable_from": prev_digest, "ortools": _solver_version(),
-    }
-    digest = cache.key("select", space.data.digest, options)
+    digest = cache_key(space.data.digest, space.arch, space.families, objective, prev_digest)
     if space.use_cache and configs is None:
         hit = cache.load("select", digest)
         if isinstance(hit, dict) and "names" in hit:

@@ -2,15 +2,17 @@
 
 Each rule entry has `reject` (a name the rule rejects), `accept` (a name it accepts, with its `when` holding) and,
 when the examples need another arch than gfx950, `arch`. The checks here run on the plain-Python checker
-(`ckspace.check`) with every rule family on, so that a reject example also shows which other rules it breaks: most
-are built to break their rule and nothing else, and the few that cannot are listed below with the other rules.
+(`ckspace.check`) with the rules a rule is meant to be used with: the default families plus the rule's own family
+(an optional family is an addition to the default set, never to another optional one: `ck-api-2025.11` is not
+meant to judge `ck-archfilter`'s examples). So a reject example also shows which other rules it breaks in that
+setting: most are built to break their rule and nothing else, and the few that cannot are listed below with the
+other rules. An accept example must pass every rule of that setting.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +27,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ALL_FAMILIES = "arch,pipeline,ck-curation,ck-archfilter,ck-known-issues"
 
 DATA = load()
 RULES: list[Rule] = list(DATA.rules)
@@ -36,9 +37,9 @@ RULE_IDS = [r.id for r in RULES]
 ALSO_BROKEN: dict[str, set[str]] = {
     # CK's curated wave/warp pairs use only the arch's wave layouts.
     "arch.wave-layout": {"ck.wave-warp"},
-    # Curated pairs divide the tile; ArchFilter's tile-divisible is the same test.
-    "arch.tile-m-divisible": {"ck.wave-warp", "ck-archfilter.tile-divisible"},
-    "arch.tile-n-divisible": {"ck.wave-warp", "ck-archfilter.tile-divisible"},
+    # Curated pairs divide the tile.
+    "arch.tile-m-divisible": {"ck.wave-warp"},
+    "arch.tile-n-divisible": {"ck.wave-warp"},
     "arch.tile-k-divisible": {"ck.wave-warp"},
     # Only a wave layout outside the arch's list leaves a curated tile's A / B share uneven.
     "arch.a-tile-threads": {"arch.wave-layout", "ck.wave-warp"},
@@ -50,11 +51,11 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "arch.vec-a-per-thread": {"ck.vector"},
     "arch.vec-b-per-thread": {"ck.vector"},
     # Out of the field domain (tile_n 8): nothing in the domain breaks it.
-    "arch.vec-c-tile-n": {"ck-archfilter.tile-n", "ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
+    "arch.vec-c-tile-n": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
     # No curated config exceeds even 64 KiB; a double buffer on compv3 does (gfx942).
     "arch.lds-capacity": {"ck.dsb-only-compv4"},
-    # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it; gfx1250's only wave_k-2 layout is 1x2x2.
-    "arch.wmma-k-per-block": {"arch.tile-k-divisible", "ck-archfilter.wave-layout"},
+    # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it.
+    "arch.wmma-k-per-block": {"arch.tile-k-divisible"},
     # Wave32 archs have 16x16 warp tiles only; a 32-wide one's derived k (16) is below 32.
     "arch.wmma-warp-tile-m": {"arch.warp-tile", "ck.wave-warp", "arch.wmma-warp-tile-k"},
     # Stream-K's legacy warp_tile_k is at most 16 (gfx1201).
@@ -69,25 +70,14 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "ck-archfilter.tile-divisible": {"arch.tile-m-divisible", "ck.wave-warp"},
     # CK's pipeline table has rows only for the feature tiles.
     "ck.feature": {"ck.pipeline"},
-    # Explicit GEMM is bwd_weight only, and wavelet is not one of ArchFilter's backward pipelines.
-    "ck.wavelet-explicit-gemm": {"ck-archfilter.bwd-pipelines"},
-    # Every bwd_data kernel breaks ArchFilter's backward pipelines.
-    "ck.specialization-variant": {"ck-archfilter.bwd-pipelines"},
-    # tile_k 8 is below ArchFilter's minimum.
-    "ck.specialization-tile-k8": {"ck-archfilter.tile-k"},
-    # Stream-K is bwd_weight only, and basic_async_v1 is not one of ArchFilter's backward pipelines.
-    "ck-known-issues.fp32-streamk-async": {"ck-archfilter.bwd-pipelines"},
     # The interwave blacklist is never curated.
     "pipeline.scheduler": {"ck.pipeline"},
-    "pipeline.backward-compv5": {"ck.pipeline", "ck-archfilter.bwd-pipelines"},
+    "pipeline.backward-compv5": {"ck.pipeline"},
     # Stream-K and two-stage are curated for bwd_weight only.
     "pipeline.streamk-variant": {"ck.feature", "ck.pipeline"},
     "pipeline.two-stage-variant": {"ck.feature", "ck.pipeline"},
     # dsb is curated only with compv4, which is dsb-capable.
     "pipeline.dsb-capable": {"ck.dsb-only-compv4"},
-    # Only bwd_weight compv6 tiles are small enough to fail coverage (gfx90a).
-    "pipeline.compv6-a-coverage": {"ck-archfilter.bwd-pipelines"},
-    "pipeline.compv6-b-coverage": {"ck-archfilter.bwd-pipelines"},
     # All 20 curated depthwise configs pass the depthwise kernel's checks.
     "pipeline.dw-odd-filter": {"ck.depthwise"},
     "pipeline.dw-sub-tile": {"ck.depthwise"},
@@ -125,8 +115,17 @@ ACCEPT_NOT_VALID: dict[str, set[str]] = {
 
 
 @functools.lru_cache(maxsize=None)
-def model(arch: str, families: str = ALL_FAMILIES) -> Model:
+def model(arch: str, families: str = "full") -> Model:
     return Model(DATA, arch, resolve_families(DATA, families))
+
+
+def families_of(r: Rule) -> str:
+    """The setting a rule is judged in: the default families, plus the rule's own when it is optional."""
+    return "full" if DATA.families[r.family].default else f"full,+{r.family}"
+
+
+def rule_model(r: Rule) -> Model:
+    return model(r.example_arch, families_of(r))
 
 
 def rule(rid: str) -> Rule:
@@ -139,12 +138,13 @@ def config(name: str) -> dict[str, object]:
     return fields
 
 
-def violated(name: str, arch: str) -> set[str]:
-    return {v.id for v in violations(model(arch), config(name), all_families=True)}
+def violated(r: Rule, name: str) -> set[str]:
+    """The rules `name` breaks in `r`'s setting (families_of)."""
+    return {v.id for v in violations(rule_model(r), config(name))}
 
 
 def when_holds(r: Rule, name: str) -> bool:
-    m = model(r.example_arch)
+    m = rule_model(r)
     return bool(E.evaluate(r.when, config(name), m.resolve))
 
 
@@ -188,7 +188,7 @@ def test_has_examples(rid):
 @pytest.mark.parametrize("rid", RULE_IDS)
 def test_reject_breaks_rule(rid):
     r = rule(rid)
-    m = model(r.example_arch)
+    m = rule_model(r)
     for name in r.reject:
         fields = config(name)
         assert r.applies_to(str(fields["kind"])), f"{rid}: {name} is of the other kernel family"
@@ -200,17 +200,17 @@ def test_reject_breaks_only_listed_rules(rid):
     r = rule(rid)
     expected = {rid} | ALSO_BROKEN.get(rid, set())
     for name in r.reject:
-        got = violated(name, r.example_arch)
-        assert rid in got, f"{rid}: {name} breaks {sorted(got)} on {r.example_arch}"
+        got = violated(r, name)
+        assert rid in got, f"{rid}: {name} breaks {sorted(got)} on {r.example_arch} ({families_of(r)})"
         assert got == expected, (
-            f"{rid}: {name} breaks {sorted(got)} on {r.example_arch}, expected {sorted(expected)}"
+            f"{rid}: {name} breaks {sorted(got)} on {r.example_arch} ({families_of(r)}), expected {sorted(expected)}"
         )
 
 
 @pytest.mark.parametrize("rid", RULE_IDS)
 def test_reject_in_domain(rid):
     r = rule(rid)
-    m = model(r.example_arch)
+    m = rule_model(r)
     for name in r.reject:
         problems = domain_violations(m, config(name))
         if rid in OUT_OF_DOMAIN:
@@ -223,7 +223,7 @@ def test_reject_in_domain(rid):
 def test_reject_messages_render(rid):
     r = rule(rid)
     for name in r.reject:
-        found = violations(model(r.example_arch), config(name), all_families=True)
+        found = violations(rule_model(r), config(name))
         mine = [v for v in found if v.id == rid]
         assert mine, f"{rid}: {name} does not break it"
         for v in found:
@@ -235,25 +235,25 @@ def test_unnamed_reject():
     """pipeline.streamk-persistent has no reject name: check it on the accept example with stream-K turned off."""
     (rid,) = NO_REJECT_NAME
     r = rule(rid)
-    m = model(r.example_arch)
+    m = rule_model(r)
     for name in r.accept:
         fields = {**config(name), "streamk": "none"}
         assert fields["streamk_persistent"]
         assert breaks(r, fields, m)
-        assert rid in {v.id for v in violations(m, fields, all_families=True)}
+        assert rid in {v.id for v in violations(m, fields)}
 
 
 # ---- accept examples --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("rid", RULE_IDS)
 def test_accept_passes_rule(rid):
     r = rule(rid)
-    m = model(r.example_arch)
+    m = rule_model(r)
     for name in r.accept:
         fields = config(name)
         assert r.applies_to(str(fields["kind"])), f"{rid}: {name} is of the other kernel family"
         assert not domain_violations(m, fields), f"{rid}: {name}: {domain_violations(m, fields)}"
         assert not breaks(r, fields, m), f"{rid}: {name} breaks it on {r.example_arch}"
-        assert rid not in violated(name, r.example_arch)
+        assert rid not in violated(r, name)
 
 
 @pytest.mark.parametrize("rid", RULE_IDS)
@@ -268,7 +268,7 @@ def test_accept_exercises_when(rid):
 @pytest.mark.parametrize("rid", RULE_IDS)
 def test_accept_is_valid_kernel(rid):
     r = rule(rid)
-    m = model(r.example_arch, "full")
+    m = rule_model(r)
     for name in r.accept:
         fields = config(name)
         if rid in ACCEPT_NOT_VALID:

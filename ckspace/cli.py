@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
     add_ck_api_options(en)
+    from .cli_explain import add_parser as add_explain
+
+    add_explain(sub)
     from .cli_sets import add_parsers as add_set_commands
 
     add_set_commands(sub)
@@ -87,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.arch = archdetect.resolve(args.arch)
         if args.command == "enumerate":
             return cmd_enumerate(args, started)
+        if args.command == "explain":
+            from .cli_explain import cmd_explain
+
+            return cmd_explain(args)
         if args.command in ("coverage", "sample"):
             from .cli_sets import run
 

@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sets import add_parsers as add_set_commands
 
     add_set_commands(sub)
+    from .cli_build import add_parsers as add_build_commands  # cheap: the emit/build modules load when they run
+
+    add_build_commands(sub)
     return parser
 
 
@@ -98,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .cli_sets import run
 
             return run(args)
+        if args.command in ("emit", "build"):
+            from .cli_build import run as run_build
+
+            return run_build(args)
         raise UsageError(f"unknown command {args.command!r}")
     except CkspaceError as exc:
         sys.stdout.flush()

@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2025, Advanced Micro Devices, Inc. All rights reserved.
+// Auto-generated header for grouped conv backward weight kernels
+#pragma once
+#include "grouped_conv_bwd_weight_bf16_nhwgc_2d_compv1_cshuffle_interwave_16x16x64_1x1x1_16x16x32_vec1_1_1_2stage_explicit_gemm.hpp"
+#include "grouped_conv_bwd_weight_fp16_nhwgc_2d_basic_async_v1_cshuffle_intrawave_128x32x32_1x1x1_32x32x8_vec8_2_2_filter1x1_stride1_pad0_streamk_tree.hpp"
+#include "grouped_conv_bwd_weight_fp16_nhwgc_2d_mem_cshuffle_intrawave_128x16x64_2x1x1_16x16x32_vec8_1_1.hpp"
+// Default launcher alias (uses first kernel)
+using SelectedConvBwdWeightLauncher = grouped_conv_bwd_weight_bf16_nhwgc_2d_compv1_cshuffle_interwave_16x16x64_1x1x1_16x16x32_vec1_1_1_2stage_explicit_gemm_Launcher;

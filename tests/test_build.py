@@ -1,0 +1,471 @@
+"""`ckspace build`: ninja over an emitted directory with a real compiler, and the checks of its objects.
+
+The compile tests need the registry toolchain (ckspace.toolchain, set up through ckspace itself and cached). In CI
+(env CI set, or root with apt-get, as on CI's fresh Debian) they must run: a toolchain that cannot be set up fails
+them. Elsewhere they skip, with the reason. `test_tiny_set_compiles_for_gfx942_and_gfx950` is CI's compile test:
+the `tiny` set restricted to CK API 2025.11, one compile unit per arch, gfx942 and gfx950 built in parallel; it also
+checks Ctrl-C, resuming and incremental rebuilds. The launcher tests compile a one-line kernel (cheap) through a
+pass-through ccache/sccache and through distcc on localhost. Everything else here runs without a compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ckspace import archdetect
+from ckspace import build as B
+from ckspace import emit as EM
+from ckspace import toolchain as T
+from ckspace.errors import UsageError
+
+REPO = Path(__file__).resolve().parent.parent
+# EF_AMDGPU_MACH (e_flags & 0xff) of the targets, from LLVM's AMDGPUUsage "AMDGPU ELF Header" table; EM_AMDGPU = 224
+EM_AMDGPU = 224
+EF_MACH = {"gfx942": 0x04C, "gfx950": 0x04F}
+
+
+def cli(args: list[str], env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ckspace", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=REPO, **kw)
+
+
+def cli_popen(args: list[str], env: dict | None = None) -> subprocess.Popen:
+    # a session of its own: the SIGINT below goes to ckspace, ninja and the compilers, as a terminal's Ctrl-C does
+    return subprocess.Popen([sys.executable, "-m", "ckspace", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **(env or {})}, cwd=REPO, start_new_session=True)
+
+
+# ---- without a compiler ---------------------------------------------------------------------------------------------
+MANIFEST = {"units": {"units/grouped_conv_instances_0000.cpp": ["grouped_conv_fwd_a", "grouped_conv_fwd_b"],
+                      "units/grouped_conv_instances_0001.cpp": ["grouped_conv_bwd_data_c"]}}
+
+
+def test_parse_failures_maps_errors_to_kernels():
+    out = [
+        "@@ckspace 0 2 2] gfx942 grouped_conv_instances_0000",
+        "FAILED: obj/gfx942/grouped_conv_instances_0000.o ",
+        "/x/hipclang-19 ... -c units/grouped_conv_instances_0000.cpp -o obj/gfx942/grouped_conv_instances_0000.o.tmp",
+        "In file included from units/grouped_conv_instances_0000.cpp:9:",
+        "units/../grouped_conv_fwd_b.hpp:12:10: fatal error: 'nope.hpp' file not found",
+        "1 error generated when compiling for gfx942.",
+        "FAILED: obj/gfx942/grouped_conv_instances_0001.o ",
+        "clang: error: unable to execute command",
+        "ninja: build stopped: subcommands failed.",
+    ]
+    f = B.parse_failures(out, MANIFEST)
+    assert [(x.unit, x.arch) for x in f] == [("units/grouped_conv_instances_0000.cpp", "gfx942"),
+                                            ("units/grouped_conv_instances_0001.cpp", "gfx942")]
+    assert f[0].kernels == ["grouped_conv_fwd_b"]  # the kernel whose header the error points into
+    assert "fatal error: 'nope.hpp' file not found" in f[0].error
+    assert f[1].kernels == ["grouped_conv_bwd_data_c"] and "unable to execute" in f[1].error
+
+
+def test_flags_never_carry_the_rocm_pair():
+    tc = T.Toolchain("registry", Path("/ck"), {"gfx942": ["cc"]}, {"*": ["-nogpulib"]})
+    flags = tc.flags_for("gfx942")
+    assert "-fhip-emit-relocatable" in flags and "--cuda-device-only" in flags and "-I/ck" in flags
+    assert not any("amdgpu-early-inline-all" in f or "amdgpu-function-calls" in f for f in flags)
+    tc.extra_flags["*"] += ["-mllvm", "-amdgpu-early-inline-all=true", "-mllvm", "-amdgpu-function-calls=false"]
+    with pytest.raises(T.ToolchainError, match="7 minutes"):
+        tc.flags_for("gfx942")
+    with pytest.raises(T.ToolchainError, match="cannot build gfx1250"):
+        tc.compiler_for("gfx1250")
+
+
+def test_toolchain_ninja():
+    tc = T.Toolchain("registry", Path("/ck dir"), {"gfx942": ["/t/hipclang-19"], "gfx950": ["/t/hipclang-zig"]},
+                     {"*": ["-nogpulib"]}, "test toolchain")
+    text = B.render_toolchain_ninja(tc, ["gfx942", "gfx950"], ["/usr/bin/ccache"], None)
+    assert "ccache" not in text  # the launcher comes from $CKSPACE_LAUNCHER: changing it rebuilds nothing
+    assert "cxx_gfx950 = /t/hipclang-zig" in text
+    assert "--offload-arch=gfx942" in text and "'-I/ck dir'" in text
+
+
+def test_launchers():
+    assert B.resolve_launcher(None) == []
+    with pytest.raises(UsageError, match="unknown launcher"):
+        B.resolve_launcher("icecc-nope")
+    if not shutil.which("sccache"):
+        with pytest.raises(UsageError, match="not found"):
+            B.resolve_launcher("sccache")
+
+
+def test_wrapper_splits_for_distcc(tmp_path):
+    fake = tmp_path / "fakecc"
+    fake.write_text("#!/bin/sh\necho \"$@\"\n")
+    fake.chmod(0o755)
+    w = T._wrapper(tmp_path / "hipclang-test", [str(fake)], ["--hip-path=/h"])
+    def args(*a):
+        return subprocess.run([str(w), *a], capture_output=True, text=True, check=True).stdout.split()
+    compile_ = args("--cuda-device-only", "-fhip-emit-relocatable", "-MF", "x.i", "-c", "u.cpp", "-o", "u.ii")
+    assert compile_[compile_.index("-x") + 1] == "hip" and "--cuda-device-only" in compile_
+    pre = args("--cuda-device-only", "-fhip-emit-relocatable", "--no-gpu-bundle-output", "-E", "u.cpp", "-o", "x.ii")
+    assert "--cuda-device-only" not in pre and "-fhip-emit-relocatable" not in pre and "-E" in pre
+    remote = args("--cuda-device-only", "-c", "distcc_1.ii", "-o", "u.o")
+    assert remote[remote.index("-x") + 1] == "hip-cpp-output" and f"-B{tmp_path}" in remote
+
+
+def test_demangle():
+    d = B.demangle(["_ZN7ck_tile6kentryILi2EiJiEEEvDpT1_"])
+    assert d["_ZN7ck_tile6kentryILi2EiJiEEEvDpT1_"].startswith("void ck_tile::kentry<2, int, int>(")
+
+
+class _Err:
+    def __init__(self, value):
+        self.value = value
+        self.name = f"hipError{value}"
+
+
+def _fake_hip(count: int, arch: bytes):
+    class Props:
+        gcnArchName = arch
+
+    class Hip:
+        @staticmethod
+        def hipGetDeviceCount():
+            return (_Err(0 if count >= 0 else 100), max(count, 0))
+
+        hipDeviceProp_t = Props
+
+        @staticmethod
+        def hipGetDeviceProperties(props, device):
+            return (_Err(0),)
+
+    mod = type(sys)("hip")
+    mod.hip = Hip
+    return mod
+
+
+def test_arch_auto(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hip", _fake_hip(1, b"gfx942:sramecc+:xnack-"))
+    assert archdetect.resolve("auto") == "gfx942"
+    assert archdetect.resolve("gfx950") == "gfx950"
+    monkeypatch.setitem(sys.modules, "hip", _fake_hip(0, b""))
+    with pytest.raises(UsageError, match="no AMD GPU.*--arch"):
+        archdetect.detect()
+    monkeypatch.setitem(sys.modules, "hip", _fake_hip(-1, b""))
+    with pytest.raises(UsageError, match="--arch"):
+        archdetect.detect()
+    monkeypatch.setitem(sys.modules, "hip", None)
+    with pytest.raises(UsageError, match="hip-python.*--arch"):
+        archdetect.detect()
+    # hip-python installed, no ROCm: it raises on first use (the text of hip-python 7.2 on this machine)
+    nort = _fake_hip(1, b"")
+
+    def no_runtime():
+        raise RuntimeError("failed to dlopen 'b'libamdhip64.so'': b'libamdhip64.so: cannot open shared object file'")
+
+    nort.hip.hipGetDeviceCount = staticmethod(no_runtime)
+    monkeypatch.setitem(sys.modules, "hip", nort)
+    with pytest.raises(UsageError, match="no ROCm runtime.*pass --arch"):
+        archdetect.detect()
+
+
+def test_build_needs_an_emitted_dir(tmp_path):
+    r = cli(["build", str(tmp_path)])
+    assert r.returncode == 2 and "ckspace emit" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = cli(["build", str(tmp_path / "missing")])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_build_refuses_other_revision_headers(tmp_path):
+    out = tmp_path / "o"
+    r = cli(["emit", "--arch", "gfx950", "--variant", "forward_depthwise", "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    old = tmp_path / "ck"
+    for rel, text in {
+        "ck_tile/ops/grouped_convolution/utils/grouped_convolution_utils.hpp": "EnableSplitImage_ = false>",
+        "ck_tile/ops/gemm/pipeline/gemm_pipeline_problem.hpp": "HasHotLoop_ TailNum_",
+        "ck_tile/ops/epilogue/cshuffle_epilogue.hpp": "MemoryOperation_",
+    }.items():
+        (old / rel).parent.mkdir(parents=True, exist_ok=True)
+        (old / rel).write_text(text)
+    r = cli(["build", str(out), "--compiler", sys.executable, "--ck-include", str(old)])
+    assert r.returncode == 2 and "--ck-api 2025.11" in r.stderr, r.stderr
+    r = cli(["build", str(out), "--offload-arch", "gfx950,bogus", "--compiler", sys.executable])
+    assert r.returncode == 2 and "bad offload arch" in r.stderr
+
+
+def test_clang19_missing_without_root_is_one_line(monkeypatch):
+    monkeypatch.setattr(T, "_clang19_candidates", lambda: [])
+    monkeypatch.setattr(T, "_is_root", lambda: False)
+    if shutil.which("apt-get"):
+        with pytest.raises(T.ToolchainError, match=r"clang-19 is missing: install it as root \(apt-get install clang-19\)") as exc:
+            T._ensure_clang19(lambda m: None)
+    else:
+        with pytest.raises(T.ToolchainError, match="no apt-get") as exc:
+            T._ensure_clang19(lambda m: None)
+    assert "\n" not in str(exc.value)
+
+
+def test_arch_auto_without_a_gpu_here():
+    """The real case on this machine: no hip-python / ROCm runtime / AMD GPU -> one line asking for --arch, exit 2."""
+    try:
+        archdetect.detect()
+    except UsageError:
+        pass
+    else:
+        pytest.skip("this machine has an AMD GPU visible to hip-python")
+    r = cli(["enumerate", "--arch", "auto", "--count"])
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--arch auto" in r.stderr and "pass --arch" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---- with the registry toolchain ------------------------------------------------------------------------------------
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _in_ci() -> bool:
+    """CI: env CI set, or root with apt-get (CI's fresh Debian); there the toolchain must be set up, not skipped."""
+    return bool(os.environ.get("CI")) or (_is_root() and shutil.which("apt-get") is not None)
+
+
+def _toolchain_dir() -> Path:
+    """As root, a world-readable cache dir, so that distccd (which will not run as root) can run the compilers."""
+    if _is_root() and not os.environ.get("CKSPACE_TOOLCHAIN_DIR"):
+        return Path("/var/tmp") / f"ckspace-toolchain-v{T.RECIPE}"
+    return T.default_dir()
+
+
+def _toolchain(monkeypatch) -> float:
+    """Set up (or find, cached) the registry toolchain for this process and the CLI runs; the seconds it took."""
+    tc_dir = _toolchain_dir()
+    monkeypatch.setenv("CKSPACE_TOOLCHAIN_DIR", str(tc_dir))
+    t0 = time.perf_counter()
+    try:
+        T.setup(tc_dir)
+    except T.ToolchainError as exc:
+        if _in_ci():
+            raise
+        pytest.skip(f"the registry toolchain cannot be set up here (not CI, so skipped): {exc}")
+    return time.perf_counter() - t0
+
+
+def _elf_header(path: Path) -> tuple[int, int]:
+    """(e_machine, e_flags) of a 64-bit little-endian ELF file, read here independently of ckspace.build."""
+    import struct
+
+    data = path.read_bytes()[:64]
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, path
+    return struct.unpack_from("<H", data, 18)[0], struct.unpack_from("<I", data, 48)[0]
+
+
+def _kernel_entry_points(path: Path) -> list[str]:
+    """The demangled names of the kernels (symbols with a kernel descriptor, `NAME.kd`), through binutils."""
+    nm = subprocess.run(["nm", str(path)], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[-1][:-3] for line in nm.splitlines() if line.endswith(".kd")]
+    out = subprocess.run(["c++filt"], input="\n".join(names) + "\n", capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+VARIANT_CLASS = {"forward": "GroupedConvolutionForwardKernel", "bwd_data": "GroupedConvolutionBackwardDataKernel",
+                 "bwd_weight": "GroupedConvolutionBackwardWeightKernel"}
+
+
+def _expected_fragments(f: dict) -> list[str]:
+    """What the entry point of a kernel with fields `f` must name: its kernel class and ndim, its tile shape."""
+    return [f"ck_tile::{VARIANT_CLASS[f['variant']]}<ck_tile::GroupedConvTraits<{f['ndim']}, ",
+            f"ck_tile::TileGemmShape<ck_tile::sequence<{f['tile_m']}, {f['tile_n']}, {f['tile_k']}>, "
+            f"ck_tile::sequence<{f['wave_m']}, {f['wave_n']}, {f['wave_k']}>, "
+            f"ck_tile::sequence<{f['warp_tile_m']}, {f['warp_tile_n']}, {f['warp_tile_k']}>"]
+
+
+def _mtimes(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in (root / "obj").rglob("*.o")}
+
+
+def _emit_tiny(arch: str, out: Path) -> subprocess.CompletedProcess:
+    return cli(["emit", "--arch", arch, "--set", "tiny", "--ck-api", "2025.11", "--chunk-size", "1000", "-o", str(out)])
+
+
+def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
+    started = time.perf_counter()
+    t_setup = _toolchain(monkeypatch)
+    outs = {a: tmp_path / a for a in ("gfx942", "gfx950")}
+    for arch, out in outs.items():
+        r = _emit_tiny(arch, out)
+        assert r.returncode == 0, r.stderr
+        data = json.loads((out / "manifest.json").read_text())
+        assert len(data["units"]) == 1 and data["ck_api"] == "2025.11"
+        variants = {k["variant"] for k in data["kernels"].values()}
+        assert {"forward", "bwd_data", "bwd_weight"} <= variants, variants
+        assert any(k["fields"].get("two_stage") for k in data["kernels"].values())
+
+    # Ctrl-C while compiling: exit 130, no object, no temporary left behind
+    p = cli_popen(["build", str(outs["gfx942"]), "-j", "1"])
+    for _ in range(600):  # ninja makes obj/gfx942/ when it starts the compile
+        if (outs["gfx942"] / "obj" / "gfx942").is_dir() or p.poll() is not None:
+            break
+        time.sleep(0.1)
+    time.sleep(3)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    assert not list((outs["gfx942"] / "obj").rglob("*.o")) and not list((outs["gfx942"] / "obj").rglob("*.tmp"))
+
+    # both archs in parallel, one compile each; the interrupted build resumes
+    t0 = time.perf_counter()
+    procs = {a: cli_popen(["build", str(out), "-j", "1"]) for a, out in outs.items()}
+    results = {a: p.communicate(timeout=1800) for a, p in procs.items()}
+    t_compile = time.perf_counter() - t0
+    for arch, p in procs.items():
+        o, e = results[arch]
+        assert p.returncode == 0, o + e
+        assert "built: 1/1 objects" in o and "objects checked" in o, o
+
+    # every object: AMDGPU, the arch's EF_AMDGPU_MACH, an entry point for each of its kernels
+    for arch, out in outs.items():
+        data = json.loads((out / "manifest.json").read_text())
+        objs = sorted((out / "obj" / arch).glob("*.o"))
+        assert len(objs) == 1
+        machine, flags = _elf_header(objs[0])
+        assert machine == EM_AMDGPU and flags & 0xFF == EF_MACH[arch], (arch, machine, hex(flags))
+        entries = _kernel_entry_points(objs[0])
+        for name, k in data["kernels"].items():
+            frags = _expected_fragments(k["fields"])
+            assert any(all(f in e for f in frags) for e in entries), (arch, name)
+        checks = B.check_objects(out)  # ckspace's own check agrees
+        assert checks and all(c.ok for c in checks), [c.problems for c in checks]
+
+    # incremental: a no-op re-emit writes nothing and a second build compiles nothing
+    before = {a: _mtimes(o) for a, o in outs.items()}
+    for arch, out in outs.items():
+        r = _emit_tiny(arch, out)
+        assert r.returncode == 0 and " 0 written," in r.stdout, r.stdout
+        t1 = time.perf_counter()
+        r = cli(["build", str(out)])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert time.perf_counter() - t1 < 60
+    assert {a: _mtimes(o) for a, o in outs.items()} == before
+    print(f"\ncompile test: toolchain setup {t_setup:.0f} s, two compiles in parallel {t_compile:.0f} s, "
+          f"total {time.perf_counter() - started:.0f} s")
+
+
+def test_compile_failure_table(tmp_path, monkeypatch):
+    """A real compiler error: exit 1, the failure table names the kernel and its first error; no traceback."""
+    _toolchain(monkeypatch)
+    bad = tmp_path / "bad"
+    r = cli(["emit", "--arch", "gfx942", "--variant", "bwd_data", "--ndim", "2", "--dtype", "fp16", "--ck-api",
+             "2025.11", "--where", "tile_m == 128", "-o", str(bad)])
+    assert r.returncode == 0, r.stderr
+    name = sorted(json.loads((bad / "manifest.json").read_text())["kernels"])[0]
+    header = bad / f"{name}.hpp"
+    header.write_text('#include "ckspace_no_such_header.hpp"\n' + header.read_text())
+    r = cli(["build", str(bad)])
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    assert "failed compile unit" in r.stdout and name in r.stdout, r.stdout
+    assert "'ckspace_no_such_header.hpp' file not found" in r.stdout and "build.log" in r.stdout
+    assert "FAILED" in r.stdout.splitlines()[-1]
+
+
+PROBE = ('#include <hip/hip_runtime.h>\n'
+         'extern "C" __global__ void ckspace_launcher_probe(float* p) { p[threadIdx.x] = 2.0f; }\n')
+
+
+def _probe_dir(tmp_path: Path) -> Path:
+    """An emitted directory whose one compile unit is replaced by a one-line kernel: a compile of a second."""
+    out = tmp_path / "probe"
+    r = cli(["emit", "--arch", "gfx942", "--variant", "forward", "--ndim", "2", "--dtype", "fp16", "--ck-api",
+             "2025.11", "--where", "tile_m == 128 and tile_n == 128 and pipeline == 'compv3'", "--chunk-size", "1000",
+             "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    units = json.loads((out / "manifest.json").read_text())["units"]
+    assert len(units) == 1
+    (out / next(iter(units))).write_text(PROBE)
+    return out
+
+
+def _check_probe(out: Path) -> None:
+    obj = out / "obj" / "gfx942" / "grouped_conv_instances_0000.o"
+    machine, flags = _elf_header(obj)
+    assert machine == EM_AMDGPU and flags & 0xFF == EF_MACH["gfx942"]
+    assert "ckspace_launcher_probe" in _kernel_entry_points(obj)
+
+
+def test_launcher_ccache_sccache_pass_through(tmp_path, monkeypatch):
+    """--launcher ccache|sccache prefixes every compile with the launcher found on PATH (here logging stand-ins)."""
+    _toolchain(monkeypatch)
+    out = _probe_dir(tmp_path)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("ccache", "sccache"):
+        fake = bindir / name
+        fake.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path}/{name}.log"\nexec "$@"\n')
+        fake.chmod(0o755)
+    env = {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    for name in ("ccache", "sccache"):
+        shutil.rmtree(out / "obj", ignore_errors=True)
+        r = cli(["build", str(out), "--launcher", name, "--no-check"], env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        logged = (tmp_path / f"{name}.log").read_text()
+        assert "hipclang-19" in logged and "--offload-arch=gfx942" in logged and "grouped_conv_instances_0000" in logged
+        _check_probe(out)
+
+
+def _distcc() -> tuple[dict[str, str] | None, str, subprocess.Popen | None, Path | None]:
+    """A distccd on 127.0.0.1 (as user distccd) and the client environment; or None and why not."""
+    if not shutil.which("distcc"):
+        if not (_is_root() and shutil.which("apt-get")):
+            return None, "distcc is not installed and apt-get cannot be used (not root)", None, None
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        inst = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "distcc"]
+        if subprocess.run(inst, capture_output=True, env=env).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
+            r = subprocess.run(inst, capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                return None, f"distcc cannot be installed from apt: {(r.stderr or '').strip().splitlines()[-1:]}", None, None
+    if not _is_root():
+        return None, "distccd is started here as root with --user (it refuses to run as root); not root", None, None
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    import tempfile
+
+    ddir = Path(tempfile.mkdtemp(prefix="ckspace-distcc-"))  # under /tmp: distccd runs as another user
+    ddir.chmod(0o777)
+    (ddir / "client").mkdir()
+    user = "distccd" if subprocess.run(["id", "distccd"], capture_output=True).returncode == 0 else "nobody"
+    server = subprocess.Popen(["distccd", "--no-detach", "--daemon", "--port", str(port), "--listen", "127.0.0.1",
+                               "--allow", "127.0.0.1", "--enable-tcp-insecure", "--user", user, "--jobs", "2",
+                               "--log-file", str(ddir / "distccd.log")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(50):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    env = {"DISTCC_HOSTS": f"127.0.0.1:{port}/2", "DISTCC_DIR": str(ddir / "client"), "DISTCC_FALLBACK": "0",
+           "DISTCC_BACKOFF_PERIOD": "0", "DISTCC_VERBOSE": "1", "DISTCC_LOG": str(ddir / "client.log")}
+    return env, "", server, ddir
+
+
+def test_launcher_distcc_localhost(tmp_path, monkeypatch):
+    """--launcher distcc against a distccd on localhost: preprocessed here, compiled by the server (no fallback)."""
+    _toolchain(monkeypatch)
+    denv, why_not, server, ddir = _distcc()
+    if denv is None:
+        pytest.skip(why_not)
+    try:
+        out = _probe_dir(tmp_path)
+        r = cli(["build", str(out), "--launcher", "distcc", "--no-check"], env=denv)
+        log = Path(denv["DISTCC_LOG"]).read_text() if Path(denv["DISTCC_LOG"]).exists() else ""
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    shutil.rmtree(ddir, ignore_errors=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"on {denv['DISTCC_HOSTS']} completed ok" in log, log[-2000:]
+    _check_probe(out)

@@ -42,6 +42,15 @@ class Factor:
     solver_calls: int = 0
 
 
+@dataclass
+class Stats:
+    """What CP-SAT did for a plan: searches run and the bag rows they listed (memo hits run none)."""
+
+    models: int = 0  # CP-SAT searches run (whole bags, conditioned solves, attempts stopped at a limit)
+    rows: int = 0  # bag rows those searches listed (an attempt stopped at a limit counts limit + 1)
+    overflows: int = 0  # searches stopped at a limit
+
+
 class TooLarge(Exception):
     """A bag has more local solutions than the caller allowed."""
 
@@ -56,12 +65,13 @@ def domain_rows(f: FieldDef) -> list[Row]:
 
 
 def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str, float] | None = None,
-                 domains: Mapping[str, Iterable[int]] | None = None, limit: int | None = None) -> list[Row]:
+                 domains: Mapping[str, Iterable[int]] | None = None, limit: int | None = None,
+                 stats: Stats | None = None) -> list[Row]:
     """All assignments of the bag's fields that satisfy its constraints (CP-SAT enumeration), sorted.
 
     `domains` narrows fields to the given raw values (implied by other factors); with `limit`, more solutions
     raise TooLarge. `timings` (if given) accumulates CPU seconds spent building models ("compile") and in CP-SAT
-    ("solve").
+    ("solve"); `stats` (if given) counts the search and its rows.
     """
     if not fac.constraints and not fac.implied and not domains:
         assert len(fac.fields) == 1, fac.fields  # only an untouched field is a bag without constraints
@@ -89,16 +99,23 @@ def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str,
         compiler.post(c.require, [] if when is True else [when])
     fac.solver_calls += 1
     t1 = time.process_time()
+    if stats is not None:
+        stats.models += 1
     try:
         rows = enumerate_all(cp, [variables[n] for n in fac.fields], limit)
     except OverflowError:
         assert limit is not None
         _TOO_LARGE[key] = limit
+        if stats is not None:
+            stats.rows += limit + 1
+            stats.overflows += 1
         raise TooLarge(fac.fields) from None
     finally:
         if timings is not None:
             timings["compile"] = timings.get("compile", 0.0) + t1 - t0
             timings["solve"] = timings.get("solve", 0.0) + time.process_time() - t1
+    if stats is not None:
+        stats.rows += len(rows)
     _SOLVED[key] = rows
     if len(_SOLVED) > SOLVED_LIMIT:
         _SOLVED.popitem(last=False)

@@ -22,15 +22,18 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from . import count, factor, walk
+from . import count, factor, lazy, walk
 from . import expr as E
-from .bags import Factor, Key, TooLarge, clear_memo, solve_factor  # noqa: F401  (re-exported)
+from .bags import Factor, Key, Stats, TooLarge, clear_memo, solve_factor  # noqa: F401  (re-exported)
 from .data import FieldDef
 from .folded import Constraint, fold_constraints, implied_for, size_model  # noqa: F401  (re-exported)
 from .model import Model, Stratum
 
 # count_only tries the join tree first and gives up on it when a bag has more local solutions than this.
 TREE_LIMIT = 4_000
+# configs() multiplies out the trailing independent parts of a stratum into one list when it has at most this many
+# tuples.
+SUFFIX_LIMIT = 50_000
 
 
 @dataclass
@@ -45,6 +48,7 @@ class StratumPlan:
     messages: list[dict[Key, int]] | None = None  # after solving: per bag, separator value -> subtree configs
     solver_calls: int = 0  # CP-SAT models solved by count_only's elimination
     timings: dict[str, float] = field(default_factory=dict)  # CPU seconds: compile, solve, combine
+    searches: Stats = field(default_factory=Stats)  # CP-SAT searches run for this plan (eager and lazy) and their rows
 
     def postorder(self) -> list[int]:
         bags = [factor.Bag(f.fields, f.parent, f.children) for f in self.factors]
@@ -107,7 +111,7 @@ def solve_plan(model: Model, p: StratumPlan, keep_rows: bool = True, limit: int 
             fac.rows = []
             continue
         try:
-            fac.rows = solve_factor(model.data.fields, fac, p.timings, limit=limit)
+            fac.rows = solve_factor(model.data.fields, fac, p.timings, limit=limit, stats=p.searches)
         except TooLarge:
             p.messages = None
             for f in p.factors:
@@ -171,13 +175,33 @@ def count_only(model: Model, p: StratumPlan) -> int:
     return total
 
 
-def configs(model: Model, p: StratumPlan) -> Iterator[dict[str, object]]:
+def configs(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> Iterator[dict[str, object]]:
     """Every config of a stratum (solving it if needed): the join of its bags' solutions, streamed tree by tree.
 
     Each dict holds the stratum constants, then every free field in the order of fields.toml. The order of the
-    configs is fixed by the plan (same inputs, same order).
+    configs is fixed by the plan (same inputs, same order), and the same whichever way the bags are solved:
+
+    * eagerly (ckspace.walk): every bag enumerated completely first, when each has at most TREE_LIMIT solutions
+      (CK's curated space) or the plan was already solved;
+    * lazily (ckspace.lazy): a stratum with a larger bag (the open space) is streamed, each bag solved on demand
+      under the separator value its parent's row gives, so that the first config comes after a few small solves
+      and memory stays bounded.
+
+    `p.searches` counts the CP-SAT searches run for the plan and the rows they listed.
+
+    `lazy_walk` forces one way (True: lazy, False: eager, whatever the sizes).
     """
     if p.infeasible_by:
+        return
+    if lazy_walk is None and p.messages is None:
+        try:
+            solve_plan(model, p, limit=TREE_LIMIT)
+        except TooLarge:
+            lazy_walk = True
+    if lazy_walk:
+        walker = lazy.LazyWalker(model.data.fields, p.factors, p.searches, p.timings,
+                                 size=size_model(p.free, p.constraints, {}))
+        yield from _join(walker, p)
         return
     if p.messages is not None and any(f.rows is None for f in p.factors):
         p.messages = None  # counted without keeping rows (count_only): solve again, keeping them
@@ -186,13 +210,32 @@ def configs(model: Model, p: StratumPlan) -> Iterator[dict[str, object]]:
     if count_plan(p) == 0:
         return
     assert p.messages is not None
-    walker = walk.Walker(model.data.fields, p.factors, p.messages)
+    yield from _join(walk.Walker(model.data.fields, p.factors, p.messages), p)
+
+
+def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[dict[str, object]]:
+    """The product of the roots' subtrees, as config dicts in field order."""
     names = [n for r in p.roots for n in walker.names(r)]
     where = {n: i for i, n in enumerate(names)}
     order = [where[f.name] for f in p.free]
     keys = [*p.constants, *(f.name for f in p.free)]
     base = tuple(p.constants.values())
-    for values in walk.product([(lambda r=r: walker.subtree(r, ())) for r in p.roots]):
+    parts = [(lambda r=r: walker.subtree(r, ())) for r in p.roots]
+    # The product re-makes every part after the first once per combination of the parts before it. Trailing roots
+    # with few configs each (fields no rule links, a handful of values each) are therefore multiplied out once,
+    # into one list: the same tuples in the same order, without a generator frame per root per config.
+    small, total = len(parts), 1
+    while small > 1:
+        m = walker.messages[p.roots[small - 1]]
+        n = m.get((), 0) if m is not None else None
+        if n is None or total * n > SUFFIX_LIMIT:
+            break
+        total *= n
+        small -= 1
+    if len(parts) - small >= 2:
+        tail = list(walk.product(parts[small:]))
+        parts = parts[:small] + [lambda: tail]
+    for values in walk.product(parts):
         yield dict(zip(keys, base + tuple([values[j] for j in order])))
 
 

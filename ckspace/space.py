@@ -140,7 +140,7 @@ class Space:
             if plan is None or plan.infeasible_by:
                 out[st] = 0
             else:
-                out[st] = solve.count_only(self.model, plan) if hasattr(solve, "count_only") else _count(self.model, plan)
+                out[st] = solve.count_only(self.model, plan)
             self.timings.plan += t1 - t0
             self.timings.solve += time.perf_counter() - t1
         if self.use_cache:
@@ -173,13 +173,14 @@ class Space:
             self.timings.plan += t1 - t0
             if plan is None or plan.infeasible_by:
                 continue
+            lazy = None
             try:  # CK-sized strata solve whole; a bag beyond TREE_LIMIT solutions marks an open-space stratum
                 solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
                 large = solve.count_plan(plan) > CACHE_LIMIT
             except solve.TooLarge:
-                large = True
+                large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
             self.timings.solve += time.perf_counter() - t1
-            rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan))
+            rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
             if not large:
                 yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
             else:
@@ -190,13 +191,6 @@ class Space:
         from .check import violations
 
         return violations(self.model, config)
-
-
-def _count(model: Model, plan) -> int:
-    from . import solve
-
-    solve.solve_plan(model, plan)
-    return solve.count_plan(plan)
 
 
 def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ckspace import check, count, data, solve, walk
+from ckspace import check, count, data, lazy, solve, walk
 from ckspace import expr as E
 from ckspace.model import Model, Stratum, resolve_families
 
@@ -178,6 +178,25 @@ def _brute_force(model: Model, st: Stratum, pinned: dict[str, object]) -> list[d
     return out
 
 
+# ckspace.lazy limits so small that every bag is solved conditioned, split on several fields, batched with
+# overflows, and its caches evicted: the lazy walk's every path, on sub-spaces small enough for brute force.
+# (Scaled down again for sub-spaces of a few hundred configs.)
+TIGHT_LAZY = {"WHOLE_LIMIT": 0, "LEAF_LIMIT": 64, "BATCH_LIMIT": 96, "ROW_BUDGET": 2_000, "MEMO_LIMIT": 50,
+              "MEMO_BUDGET": 500}
+TINY_LAZY = {"WHOLE_LIMIT": 0, "LEAF_LIMIT": 3, "BATCH_LIMIT": 5, "ROW_BUDGET": 40, "MEMO_LIMIT": 4,
+             "MEMO_BUDGET": 20}
+
+
+def _lazy_configs(model: Model, st: Stratum, filters, monkeypatch, limits=TIGHT_LAZY) -> list[dict]:
+    with monkeypatch.context() as mp:
+        for name, value in limits.items():
+            mp.setattr(lazy, name, value)
+        p = solve.plan(model, st, filters)
+        out = list(solve.configs(model, p, lazy_walk=True))
+    assert p.searches.overflows > 0  # the limits were hit: splits and overflowing batches were walked
+    return out
+
+
 def _pin(dataset, pinned: dict[str, object]) -> E.Node:
     return _where(dataset, " and ".join(f"{k} == {v!r}" for k, v in pinned.items()))
 
@@ -194,7 +213,7 @@ GEMM_PINS = {
     ("bwd_weight", "fp32", {"pipeline": "wavelet", "vec_a": 4}),
     ("forward", "bf16", {"streamk": "none", "scheduler": "intrawave"}),
 ])
-def test_open_subspace_equals_brute_force(dataset, variant, dtype, extra):
+def test_open_subspace_equals_brute_force(dataset, monkeypatch, variant, dtype, extra):
     model = _model(dataset, families="-ck-curation")
     st = Stratum(variant, 2, dtype)
     pinned = {**GEMM_PINS, **extra}
@@ -202,11 +221,12 @@ def test_open_subspace_equals_brute_force(dataset, variant, dtype, extra):
     want = _brute_force(model, st, pinned)
     got = _configs(model, st, [node])
     assert {_key(c) for c in got} == {_key(c) for c in want}
+    assert _lazy_configs(model, st, [node], monkeypatch, TINY_LAZY) == got  # the lazy walk: same configs and order
     p = solve.plan(model, st, [node])
     assert _eliminate(model, p) == len(want)
 
 
-def test_open_depthwise_subspace_equals_brute_force(dataset):
+def test_open_depthwise_subspace_equals_brute_force(dataset, monkeypatch):
     model = _model(dataset, families="-ck-curation")
     st = Stratum("forward_depthwise", 2, "fp16")
     pinned = {"dw_tile_h": 8, "dw_tile_w": 16, "filter_size": 3, "pad_h": 1, "nbatch": 4, "out_vec": 4, "sub_h": 2}
@@ -215,6 +235,7 @@ def test_open_depthwise_subspace_equals_brute_force(dataset):
     assert want
     got = _configs(model, st, [node])
     assert {_key(c) for c in got} == {_key(c) for c in want}
+    assert _lazy_configs(model, st, [node], monkeypatch, TINY_LAZY) == got
     p = solve.plan(model, st, [node])
     assert _eliminate(model, p) == len(want)
 
@@ -282,6 +303,91 @@ def test_order_is_deterministic_across_processes():
         "d = data.load(); m = Model(d, 'gfx950', resolve_families(d, None))\n"
         "p = solve.plan(m, Stratum('bwd_weight', 2, 'bf16')); solve.solve_plan(m, p)\n"
         "print(hashlib.sha256(repr(list(solve.configs(m, p))).encode()).hexdigest())\n"
+    ) % str(REPO)
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Lazy enumeration of the open space (ckspace.lazy): bags solved on demand, same configs in the same order
+
+# Fields no rule links: pinning them keeps the open space's large bags large, while the first configs of the stream
+# then come from many different rows of those bags (unpinned, each row is repeated for 4608 combinations of them).
+UNLINKED_PINS = ("num_groups_to_merge == 1 and specialization == 'default' and num_wave_groups == 1 and not pad_k "
+                 "and not pad_n and not pad_m and not split_image and not explicit_gemm and not two_stage")
+
+OPEN_SUBSPACES = [  # (variant, ndim, dtype, where, configs): 10^5 configs, and a bag with more than TREE_LIMIT rows
+    ("bwd_weight", 2, "fp16", "tile_k <= 32 and vec_a == 8 and vec_b == 8 and vec_c == 8 and pipeline == 'compv3' and "
+     "streamk == 'none' and num_groups_to_merge == 1 and specialization == 'default' and num_wave_groups == 1 and "
+     "not pad_k and not pad_n", 84_160),
+    ("forward_depthwise", 2, "fp32", "dw_tile_h == 1 and dw_tile_w <= 4 and filter_size == 3", 86_090),
+]
+
+
+@pytest.mark.parametrize("variant,ndim,dtype,where,size", OPEN_SUBSPACES)
+def test_lazy_stream_equals_eager_enumeration(dataset, monkeypatch, variant, ndim, dtype, where, size):
+    model = _model(dataset, families="-ck-curation")
+    st = Stratum(variant, ndim, dtype)
+    node = _where(dataset, where)
+    solve.clear_caches()  # no bag solved whole by another test
+    auto = solve.plan(model, st, [node])
+    streamed = list(solve.configs(model, auto))
+    assert auto.messages is None and auto.searches.overflows  # a bag beyond TREE_LIMIT: walked lazily
+    eager = list(solve.configs(model, solve.plan(model, st, [node]), lazy_walk=False))
+    assert streamed == eager  # same configs, same order
+    assert len(eager) == size == solve.count_only(model, solve.plan(model, st, [node]))
+    # Every bag conditioned and tiny limits: splits on several fields, batches that overflow, evicted caches.
+    assert _lazy_configs(model, st, [node], monkeypatch) == eager
+
+
+def test_lazy_stream_solves_little_before_the_first_configs(dataset):
+    """bwd_weight 2D fp16 in the open space: 1,447,006,325,760 configs; its bags have 1.8M, 0.9M, 0.8M, 93k, 93k and
+    87k local solutions (3.9M rows, about 100 s of CP-SAT to list). The first 1,000 configs need a few searches."""
+    solve.clear_caches()
+    model = _model(dataset, families="-ck-curation")
+    p = solve.plan(model, Stratum("bwd_weight", 2, "fp16"))
+    gen = solve.configs(model, p)
+    first = list(itertools.islice(gen, 1000))
+    assert len(first) == 1000 and len({_key(c) for c in first}) == 1000
+    assert p.searches.models <= 60
+    assert p.searches.rows <= 40_000
+    # Pinning the unlinked fields, the first 1,000 configs come from many rows of the large bags.
+    p = solve.plan(model, Stratum("bwd_weight", 2, "fp16"), [_where(dataset, UNLINKED_PINS)])
+    first = list(itertools.islice(solve.configs(model, p), 1000))
+    assert len(first) == 1000 and p.messages is None
+    assert p.searches.models <= 100
+    assert p.searches.rows <= 40_000
+
+
+@pytest.mark.parametrize("label,where", [
+    ("bwd_weight 2 fp16", None),
+    ("forward 3 bf16", UNLINKED_PINS),
+    ("bwd_data 2 fp32", UNLINKED_PINS),
+    ("forward_depthwise 2 fp16", "filter_size == 3 and out_vec == 4"),
+])
+def test_lazy_stream_configs_are_valid_and_distinct(dataset, label, where):
+    variant, ndim, dtype = label.split()
+    model = _model(dataset, families="-ck-curation")
+    p = solve.plan(model, Stratum(variant, int(ndim), dtype), [_where(dataset, where)] if where else [])
+    first = list(itertools.islice(solve.configs(model, p), 20_000))
+    assert len(first) == 20_000 and p.messages is None  # streamed lazily
+    assert len({_key(c) for c in first}) == len(first)
+    bad = [c for c in first if not check.is_valid(model, c)]
+    assert not bad, bad[:1]
+
+
+def test_lazy_order_is_deterministic_across_processes():
+    code = (
+        "import hashlib, itertools, sys; sys.path.insert(0, %r)\n"
+        "from ckspace import data, solve\n"
+        "from ckspace.model import Model, Stratum, resolve_families\n"
+        "d = data.load(); m = Model(d, 'gfx950', resolve_families(d, '-ck-curation'))\n"
+        "p = solve.plan(m, Stratum('forward_depthwise', 2, 'fp16'))\n"
+        "print(hashlib.sha256(repr(list(itertools.islice(solve.configs(m, p), 20000))).encode()).hexdigest())\n"
     ) % str(REPO)
     digests = set()
     for seed in ("1", "2"):

@@ -64,6 +64,24 @@ def domain_rows(f: FieldDef) -> list[Row]:
     return [(v,) for v in f.values]
 
 
+def bag_model(fields: Mapping[str, FieldDef], fac: Factor, narrowed: Iterable[tuple[str, Sequence[int]]] = ()):
+    """The bag's CP-SAT model: a variable per field (narrowed to the given raw values) and every constraint and
+    implied table of the bag. Returns the model and its variables by field name."""
+    from .cpsat import Compiler, Domain, LeanModel, new_variable
+
+    cp = LeanModel()
+    variables = {name: new_variable(cp, fields[name]) for name in fac.fields}
+    for name, values in narrowed:
+        cp.add_linear_expression_in_domain(variables[name], Domain.from_values(list(values)))
+    compiler = Compiler(cp, fields, variables)
+    for c in (*fac.constraints, *fac.implied):
+        when = compiler.lit_term(c.when)
+        if when is False:
+            continue
+        compiler.post(c.require, [] if when is True else [when])
+    return cp, variables
+
+
 def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str, float] | None = None,
                  domains: Mapping[str, Iterable[int]] | None = None, limit: int | None = None,
                  stats: Stats | None = None) -> list[Row]:
@@ -84,19 +102,10 @@ def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str,
         return hit
     if limit is not None and _TOO_LARGE.get(key, -1) >= limit:
         raise TooLarge(fac.fields)
-    from .cpsat import Compiler, Domain, LeanModel, enumerate_all, new_variable
+    from .cpsat import enumerate_all
 
     t0 = time.process_time()
-    cp = LeanModel()
-    variables = {name: new_variable(cp, fields[name]) for name in fac.fields}
-    for name, values in narrowed:
-        cp.add_linear_expression_in_domain(variables[name], Domain.from_values(list(values)))
-    compiler = Compiler(cp, fields, variables)
-    for c in (*fac.constraints, *fac.implied):
-        when = compiler.lit_term(c.when)
-        if when is False:
-            continue
-        compiler.post(c.require, [] if when is True else [when])
+    cp, variables = bag_model(fields, fac, narrowed)
     fac.solver_calls += 1
     t1 = time.process_time()
     if stats is not None:

@@ -25,7 +25,6 @@ import shutil
 import signal
 import struct
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

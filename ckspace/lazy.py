@@ -32,7 +32,7 @@ from collections import OrderedDict
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from . import walk
-from .bags import Factor, Key, Row, Stats, TooLarge, solve_factor
+from .bags import Factor, Key, Row, Stats, TooLarge, bag_model, solve_factor
 from .data import FieldDef
 
 # A bag with at most this many local solutions is solved whole and indexed (like a CK-sized bag).
@@ -68,17 +68,8 @@ class BagSolver:
 
     def __init__(self, fields: Mapping[str, FieldDef], fac: Factor, stats: Stats,
                  timings: dict[str, float] | None = None):
-        from .cpsat import Compiler, LeanModel, new_variable
-
         t0 = time.process_time()
-        cp = LeanModel()
-        variables = {name: new_variable(cp, fields[name]) for name in fac.fields}
-        compiler = Compiler(cp, fields, variables)
-        for c in (*fac.constraints, *fac.implied):
-            when = compiler.lit_term(c.when)
-            if when is False:
-                continue
-            compiler.post(c.require, [] if when is True else [when])
+        cp, variables = bag_model(fields, fac)
         self.cp = cp
         self.vars = [variables[n] for n in fac.fields]
         self.protos = [cp.proto.variables[v.index] for v in self.vars]
@@ -128,7 +119,7 @@ class LazyWalker:
         self.stats = stats if stats is not None else Stats()
         self.timings = timings
         self.size = size
-        self.leaf_limit = leaf_limit = max(LEAF_LIMIT, 1)
+        self.leaf_limit = max(LEAF_LIMIT, 1)
         whole_limit = WHOLE_LIMIT
         n = len(factors)
         self.decoders = [[walk._decoder(fields[fac.fields[j]]) for j in fac.own] for fac in factors]
@@ -210,11 +201,7 @@ class LazyWalker:
 
     def names(self, i: int) -> list[str]:
         """The fields, in the order subtree(i, ...) yields their values."""
-        fac = self.factors[i]
-        out = [fac.fields[j] for j in fac.own]
-        for c in fac.children:
-            out += self.names(c)
-        return out
+        return walk.subtree_names(self.factors, i)
 
     # -- rows of a bag under a separator value ------------------------------------------------------------------
     def _entry(self, i: int, row: Row) -> tuple[tuple, tuple[Key, ...]] | None:

@@ -316,23 +316,29 @@ def _ensure_clang19(log) -> Path:
     return Path(found)
 
 
+def _fetch_deb(package: str, what: str, dl: Path, log) -> Path:
+    """The package's .deb in the download cache dl, fetched with apt-get download (not installed) if missing."""
+    debs = sorted(dl.glob(f"{package}_*.deb"))
+    if not debs:
+        log(f"fetching {what} ({package}, apt-get download)")
+        _apt(["download", package], log, cwd=dl)
+        debs = sorted(dl.glob(f"{package}_*.deb"))
+        if not debs:
+            raise ToolchainError(f"apt-get download {package} left no .deb in {dl}")
+    return debs[-1]
+
+
 def _ensure_hip_headers(root: Path, dl: Path, log) -> Path:
     """HIP 5.2 headers from Debian's libamdhip64-dev, unpacked (not installed); returns root/hip/include."""
     inc = root / "hip" / "include"
     if (inc / "hip" / "hip_runtime.h").is_file() and (root / "hip" / "bin" / ".hipVersion").is_file():
         return inc
-    debs = sorted(dl.glob(f"{APT_HIP_HEADERS}_*.deb"))
-    if not debs:
-        log(f"fetching the HIP headers ({APT_HIP_HEADERS}, apt-get download)")
-        _apt(["download", APT_HIP_HEADERS], log, cwd=dl)
-        debs = sorted(dl.glob(f"{APT_HIP_HEADERS}_*.deb"))
-        if not debs:
-            raise ToolchainError(f"apt-get download {APT_HIP_HEADERS} left no .deb in {dl}")
+    deb = _fetch_deb(APT_HIP_HEADERS, "the HIP headers", dl, log)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        _run(["dpkg-deb", "-x", str(debs[-1]), tmp], log)
+        _run(["dpkg-deb", "-x", str(deb), tmp], log)
         src = Path(tmp) / "usr" / "include" / "hip"
         if not (src / "hip_runtime.h").is_file():
-            raise ToolchainError(f"{debs[-1].name} holds no hip/hip_runtime.h")
+            raise ToolchainError(f"{deb.name} holds no hip/hip_runtime.h")
         if inc.exists():
             shutil.rmtree(inc)
         inc.mkdir(parents=True)
@@ -351,19 +357,13 @@ def _ensure_bundler(root: Path, dl: Path, log) -> Path:
     target = root / "bin" / "clang-offload-bundler"
     if target.is_file():
         return target
-    debs = sorted(dl.glob(f"{APT_BUNDLER}_*.deb"))
-    if not debs:
-        log(f"fetching clang-offload-bundler ({APT_BUNDLER}, apt-get download)")
-        _apt(["download", APT_BUNDLER], log, cwd=dl)
-        debs = sorted(dl.glob(f"{APT_BUNDLER}_*.deb"))
-        if not debs:
-            raise ToolchainError(f"apt-get download {APT_BUNDLER} left no .deb in {dl}")
+    deb = _fetch_deb(APT_BUNDLER, "clang-offload-bundler", dl, log)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        _run(["dpkg-deb", "-x", str(debs[-1]), tmp], log)
+        _run(["dpkg-deb", "-x", str(deb), tmp], log)
         found = sorted(Path(tmp).rglob("clang-offload-bundler"))
         found = [p for p in found if p.is_file() and not p.is_symlink()]
         if not found:
-            raise ToolchainError(f"{debs[-1].name} holds no clang-offload-bundler")
+            raise ToolchainError(f"{deb.name} holds no clang-offload-bundler")
         target.parent.mkdir(exist_ok=True)
         shutil.copy2(found[0], target)
     return target

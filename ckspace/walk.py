@@ -25,6 +25,15 @@ def _decoder(f: FieldDef) -> Callable[[int], object]:
     return int
 
 
+def subtree_names(factors: Sequence[Factor], i: int) -> list[str]:
+    """The fields of bag i's subtree in the order a walk yields their values: the bag's own, then each child's."""
+    fac = factors[i]
+    out = [fac.fields[j] for j in fac.own]
+    for c in fac.children:
+        out += subtree_names(factors, c)
+    return out
+
+
 class Walker:
     """The configs of a solved join tree. `messages` are the per-bag counts per separator value."""
 
@@ -50,11 +59,7 @@ class Walker:
 
     def names(self, i: int) -> list[str]:
         """The fields, in the order subtree(i, ...) yields their values."""
-        fac = self.factors[i]
-        out = [fac.fields[j] for j in fac.own]
-        for c in fac.children:
-            out += self.names(c)
-        return out
+        return subtree_names(self.factors, i)
 
     def subtree(self, i: int, key: Key) -> Iterable[tuple]:
         if self.messages[i].get(key, 0) > MEMO_LIMIT:

@@ -24,7 +24,6 @@ import pytest
 
 from ckspace import archdetect
 from ckspace import build as B
-from ckspace import emit as EM
 from ckspace import toolchain as T
 from ckspace.errors import UsageError
 

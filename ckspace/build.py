@@ -110,12 +110,11 @@ class BuildResult:
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
     toolchain: str = ""
-    interrupted: bool = False
     log: Path | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.failures and not self.interrupted
+        return not self.failures
 
 
 def _update_manifest_archs(root: Path, data: dict, archs: list[str], build_ninja: str) -> None:
@@ -251,6 +250,11 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
             proc.wait()
         _remove_leftover_temps(root)
         raise
+    if proc.returncode in (130, -signal.SIGINT) or any("interrupted by user" in line for line in output[-3:]):
+        # ninja was interrupted but this process missed the signal (it arrived between two of our reads, or SIGINT
+        # is delivered to ninja's group only): the same outcome as a Ctrl-C seen here
+        _remove_leftover_temps(root)
+        raise KeyboardInterrupt
     result.seconds = time.perf_counter() - started
     result.log = _write_log(root, cmd, output)
     result.failures = parse_failures(output, data)

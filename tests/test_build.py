@@ -309,8 +309,8 @@ def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
         time.sleep(0.1)
     time.sleep(3)
     os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=120)
-    assert p.returncode == 130, err
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, out + err
     assert "Traceback" not in err
     assert not list((outs["gfx942"] / "obj").rglob("*.o")) and not list((outs["gfx942"] / "obj").rglob("*.tmp"))
 

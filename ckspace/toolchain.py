@@ -280,15 +280,19 @@ def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+APT_LOCK_WAIT = 300  # seconds apt-get waits for the dpkg lock held by another apt run
+
+
 def _apt(args: Sequence[str], log, cwd: Path | None = None) -> None:
     """apt-get ARGS; on failure, `apt-get update` (as root) and once more."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    proc = _run(["apt-get", *args], log, cwd=cwd, check=False, env=env)
+    apt = ["apt-get", "-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT}"]  # wait for another apt run, do not fail at once
+    proc = _run([*apt, *args], log, cwd=cwd, check=False, env=env)
     if proc.returncode == 0:
         return
     if _is_root():
-        _run(["apt-get", "update", "-q"], log, check=False, env=env)
-        _run(["apt-get", *args], log, cwd=cwd, env=env)
+        _run([*apt, "update", "-q"], log, check=False, env=env)
+        _run([*apt, *args], log, cwd=cwd, env=env)
         return
     last = ((proc.stderr or proc.stdout or "").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
     raise ToolchainError(f"`apt-get {' '.join(args)}` failed: {last}")

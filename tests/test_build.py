@@ -420,7 +420,7 @@ def _distcc() -> tuple[dict[str, str] | None, str, subprocess.Popen | None, Path
         if not (_is_root() and shutil.which("apt-get")):
             return None, "distcc is not installed and apt-get cannot be used (not root)", None, None
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        inst = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "distcc"]
+        inst = ["apt-get", "-o", "DPkg::Lock::Timeout=300", "install", "-y", "-q", "--no-install-recommends", "distcc"]
         if subprocess.run(inst, capture_output=True, env=env).returncode != 0:
             subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env)
             r = subprocess.run(inst, capture_output=True, text=True, env=env)

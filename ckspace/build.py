@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from . import manifest as M
+from .ckapi import detect_revision, resolve_revision
 from .errors import CkspaceError, UsageError
 
 LAUNCHERS = ("ccache", "sccache", "distcc")
@@ -174,7 +175,7 @@ def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, com
         raise UsageError("no CK Tile headers known for this compiler: pass --ck-include DIR (the directory holding ck_tile/)")
     _check_revision(data, inc)
     if archs != data.get("build_archs"):
-        text = EM.render_build_ninja(EM.template_env(data.get("ck_api") or EM.resolve_revision(None)),
+        text = EM.render_build_ninja(EM.template_env(data.get("ck_api") or resolve_revision(None)),
                                      list(data["units"]), archs)
         _write_if_changed(root / "build.ninja", text)
         _update_manifest_archs(root, data, archs, text)
@@ -183,11 +184,9 @@ def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, com
 
 
 def _check_revision(data: Mapping, inc: Path) -> None:
-    from . import emit as EM
-
     emitted = data.get("ck_api")
     try:
-        found = EM.detect_revision(inc)
+        found = detect_revision(inc)
     except UsageError:
         return  # headers of no known revision: let the compiler speak
     if emitted and found != emitted:

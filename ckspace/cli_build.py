@@ -65,17 +65,18 @@ def _console(stderr: bool = True):
 
 def cmd_emit(args: argparse.Namespace) -> int:
     from . import archdetect
+    from . import ckapi
     from . import emit as EM
     from .space import Space
 
     arch = archdetect.resolve(args.arch)
-    rev = EM.resolve_revision(args.ck_api, args.ck_include)
+    rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
     if args.chunk_size < 1:
         raise UsageError("--chunk-size must be at least 1")
     from .manifest import ensure_dir
 
     ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
-    rules = EM.combine_rules(args.rules, rev)
+    rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
     space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
     configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)

@@ -31,17 +31,7 @@ from typing import Mapping, Sequence
 from .errors import CkspaceError, DataError, UsageError
 from .manifest import Writer, digest
 
-# The CK API revisions live in ckspace.ckapi (cheap to import for enumerate); re-exported for the build side.
-from .ckapi import (  # noqa: F401
-    Revision,
-    combine_rules,
-    detect_revision,
-    families_for_ck_api,
-    resolve_revision,
-    revision_names,
-    revisions,
-    templates_dir,
-)
+from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
 
 DEFAULT_CHUNK_SIZE = 25
 UNITS_DIR = "units"

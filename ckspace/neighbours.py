@@ -34,13 +34,10 @@ from .cpsat import Compiler, new_variable
 from .data import FieldDef, Rule
 from .errors import CkspaceError
 from .explain import Neighbour, changes_between, domain_reasons
+from .folded import fold_constraints
 from .model import Model, Stratum, kind_of_variant
 from .names import format_name
 
-try:  # the folding lives in ckspace.folded; ckspace.solve re-exports it
-    from .folded import fold_constraints
-except ImportError:  # pragma: no cover
-    from .solve import fold_constraints  # type: ignore[no-redef]
 
 W_CHANGE = 100_000  # one changed field outweighs any sum of step distances (at most a few hundred)
 W_PROBLEM = 10_000  # own_fix: among as few changes, keep variant/ndim/dtype

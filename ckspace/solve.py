@@ -24,9 +24,9 @@ from typing import Iterator, Sequence
 
 from . import count, factor, lazy, walk
 from . import expr as E
-from .bags import Factor, Key, Stats, TooLarge, clear_memo, solve_factor  # noqa: F401  (re-exported)
+from .bags import Factor, Key, Stats, TooLarge, clear_memo, solve_factor
 from .data import FieldDef
-from .folded import Constraint, fold_constraints, implied_for, size_model  # noqa: F401  (re-exported)
+from .folded import Constraint, fold_constraints, implied_for, size_model
 from .model import Model, Stratum
 
 # count_only tries the join tree first and gives up on it when a bag has more local solutions than this.

@@ -25,9 +25,10 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from ckspace import Space
+from ckspace import ckapi
 from ckspace import emit as EM
 arch, rev, out = sys.argv[1], sys.argv[2], sys.argv[3]
-space = Space(arch=arch, rules=EM.combine_rules(None, rev))
+space = Space(arch=arch, rules=ckapi.combine_rules(None, rev))
 configs = EM.select(space)
 t1 = time.perf_counter()
 res = EM.emit(space, configs, out, revision=rev)

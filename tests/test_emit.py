@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ckspace import Space
+from ckspace import ckapi
 from ckspace import emit as EM
 from ckspace import manifest as M
 from ckspace.check import violations
@@ -134,13 +135,13 @@ def test_golden_comparison_can_fail(tmp_path, template_copy, gfx950, golden_kern
 
 # ---- 2025.11: templates and the rule family -----------------------------------------------------------------------
 def test_families_for_ck_api():
-    assert EM.families_for_ck_api("2025.11") == "+ck-api-2025.11"
-    assert EM.families_for_ck_api("2026.06") == ""
-    assert EM.families_for_ck_api(None) == ""
-    assert EM.combine_rules("+ck-archfilter", "2025.11") == "+ck-archfilter,+ck-api-2025.11"
-    assert EM.combine_rules(None, "2026.06") is None
+    assert ckapi.families_for_ck_api("2025.11") == "+ck-api-2025.11"
+    assert ckapi.families_for_ck_api("2026.06") == ""
+    assert ckapi.families_for_ck_api(None) == ""
+    assert ckapi.combine_rules("+ck-archfilter", "2025.11") == "+ck-archfilter,+ck-api-2025.11"
+    assert ckapi.combine_rules(None, "2026.06") is None
     with pytest.raises(UsageError, match="unknown CK API revision"):
-        EM.families_for_ck_api("2024.01")
+        ckapi.families_for_ck_api("2024.01")
 
 
 @pytest.mark.parametrize("name, rule", [
@@ -163,7 +164,7 @@ def test_api_family_off_by_default(gfx950):
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
 def test_2025_selection_excludes_newer_features(arch):
-    space = Space(arch=arch, rules=EM.families_for_ck_api("2025.11"))
+    space = Space(arch=arch, rules=ckapi.families_for_ck_api("2025.11"))
     ks = list(space.enumerate())
     assert ks
     assert not any(k["variant"] == "forward_depthwise" for k in ks)
@@ -203,13 +204,13 @@ def test_revision_detection(tmp_path):
         utils: "bool EnableSplitImage_ = false, bool ExplicitGemm_ = false",
         "ck_tile/ops/grouped_convolution/pipeline/grouped_conv_universal_pipeline_ag_bg_cr_policy.hpp": "",
     })
-    assert EM.resolve_revision("auto", old) == "2025.11"
-    assert EM.resolve_revision("auto", new) == "2026.06"
-    assert EM.resolve_revision(None) == "2026.06"
+    assert ckapi.resolve_revision("auto", old) == "2025.11"
+    assert ckapi.resolve_revision("auto", new) == "2026.06"
+    assert ckapi.resolve_revision(None) == "2026.06"
     with pytest.raises(UsageError, match="--ck-include"):
-        EM.resolve_revision("auto", None)
+        ckapi.resolve_revision("auto", None)
     with pytest.raises(UsageError, match="no known revision"):
-        EM.resolve_revision("auto", tree(tmp_path / "other", {utils: "ExplicitGemm"}))
+        ckapi.resolve_revision("auto", tree(tmp_path / "other", {utils: "ExplicitGemm"}))
 
 
 # ---- the emitted directory ----------------------------------------------------------------------------------------

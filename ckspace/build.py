@@ -38,10 +38,6 @@ LAUNCHERS = ("ccache", "sccache", "distcc")
 STATUS_PREFIX = "@@ckspace "
 
 
-class BuildError(CkspaceError):
-    exit_code = 1
-
-
 def find_ninja() -> str:
     """ninja from the PyPI package (a dependency of ckspace), else one on PATH."""
     try:

@@ -73,19 +73,6 @@ def is_valid(model: Model, config: Mapping[str, object]) -> bool:
     return not any(breaks(r, config, model) for r in model.rules_for(kind))
 
 
-def derived_values(model: Model, config: Mapping[str, object]) -> dict[str, object]:
-    """Every derived quantity of a config (warp_tile_k, layout, block_per_cu, threads, lds_bytes, ...)."""
-    kind = kind_of_variant(str(config.get("variant")))
-    out: dict[str, object] = {}
-    for d in model.data.derives.values():
-        if d.applies_to(kind):
-            try:
-                out[d.field] = E.evaluate(d.expr, config, model.resolve)
-            except (KeyError, ExprError):
-                continue
-    return out
-
-
 def render(rule: Rule, config: Mapping[str, object], model: Model) -> str:
     """The rule's message with the config's numbers filled in."""
     out = []

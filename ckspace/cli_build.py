@@ -14,7 +14,6 @@ from pathlib import Path
 
 from .errors import UsageError
 
-COMMANDS = ("emit", "build")
 LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.build.LAUNCHERS (tests/test_emit.py checks)
 DEFAULT_CHUNK_SIZE = 25  # = ckspace.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
 

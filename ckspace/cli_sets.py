@@ -14,7 +14,6 @@ from typing import Sequence
 from .errors import KernelNameError, UsageError
 
 SETS = ("full", "tests", "tiny")
-COMMANDS = ("coverage", "sample")
 
 
 def add_parsers(subparsers) -> None:

@@ -28,18 +28,6 @@ def item_key(item: Item) -> tuple:
     return (tuple(natural_key(s) for s in scope), goal, tuple(natural_key(v) for v in values))
 
 
-def kernel_items(objective: Objective, cfg: Mapping[str, object]) -> list[Item]:
-    """The items one kernel has under the objective."""
-    dims = {name: objective.dimension(name).value(cfg) for name in objective.used}
-    scope = tuple(dims[s] if dims[s] is not None else "-" for s in objective.scope)
-    out: list[Item] = []
-    for goal in objective.goals:
-        values = tuple(dims[d] for d in goal)
-        if all(v is not None for v in values):
-            out.append((scope, goal, values))  # type: ignore[arg-type]
-    return out
-
-
 class ItemIndex:
     """The items of an objective over a universe of kernels (kernel i is `configs[i]`)."""
 

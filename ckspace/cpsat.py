@@ -8,7 +8,7 @@ fields are encoded as the index of their value in the field's domain.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ortools.sat.python import cp_model
 from ortools.sat.python import cp_model_helper
@@ -422,10 +422,6 @@ def decode(f: FieldDef, raw: int) -> object:
     if f.type == "enum":
         return f.values[raw]
     return raw
-
-
-def variables_of(names: Iterable[str]) -> list[str]:
-    return sorted(set(names))
 
 
 class LeanModel(cp_model.CpModel):

@@ -15,7 +15,6 @@ from .curation import CkCuration
 from .data import DataSet, FieldDef, Rule, arch_resolver
 from .errors import UsageError
 
-GEMM_VARIANTS = ("forward", "bwd_data", "bwd_weight")
 DEPTHWISE_VARIANT = "forward_depthwise"
 
 

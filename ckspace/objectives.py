@@ -34,7 +34,6 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 from .errors import DataError
 
 BUILTIN_SETS = ("tests", "tiny")
-GEMM_FEATURE_ORDER = ("gm", "split_image", "two_stage", "explicit_gemm", "streamk")
 
 
 def feature_of(cfg: Mapping[str, object]) -> str:

@@ -439,7 +439,6 @@ def _ensure_zig(root: Path, wheel: Path, clang19: Path, log) -> Path:
     # zig strips clang's HIP/CUDA wrapper headers: take them from clang-19's resource dir
     res = subprocess.run([str(clang19), "-print-resource-dir"], capture_output=True, text=True).stdout.strip()
     src = Path(res) / "include"
-    copied = 0
     for p in sorted(src.iterdir()) if src.is_dir() else ():
         if p.name.startswith(("__clang_hip_", "__clang_cuda_")) or p.name == "cuda_wrappers":
             dest = zres / p.name
@@ -449,7 +448,6 @@ def _ensure_zig(root: Path, wheel: Path, clang19: Path, log) -> Path:
                 shutil.copytree(p, dest)
             else:
                 shutil.copy2(p, dest)
-            copied += 1
     if not (zres / "__clang_hip_runtime_wrapper.h").is_file():
         raise ToolchainError(f"no __clang_hip_runtime_wrapper.h in {src} (clang-19's resource dir)")
     return zig

@@ -31,8 +31,8 @@ def engine_digest() -> str:
     global _ENGINE_DIGEST
     if _ENGINE_DIGEST is None:
         h = hashlib.sha256(__version__.encode())
-        for path in sorted(Path(__file__).parent.glob("*.py")):
-            h.update(path.name.encode())
+        for path in sorted(Path(__file__).parent.rglob("*.py")):
+            h.update(path.relative_to(Path(__file__).parent).as_posix().encode())
             h.update(path.read_bytes())
         _ENGINE_DIGEST = h.hexdigest()
     return _ENGINE_DIGEST

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from . import cache
-from . import data as D
-from . import expr as E
+from .rules import data as D
+from .rules import expr as E
 from .errors import UsageError
-from .model import Model, Stratum, resolve_families
+from .rules.model import Model, Stratum, resolve_families
 
 # Results larger than this are streamed and not cached (the open space is far larger than CK's).
 CACHE_LIMIT = 2_000_000
@@ -130,7 +130,7 @@ class Space:
                 self.timings.cached = True
                 return {Stratum(v, n, d): c for v, n, d, c in hit}
         self._import_solver()
-        from . import solve
+        from .solve import plan as solve
 
         out: dict[Stratum, int] = {}
         for st in strata:
@@ -148,7 +148,7 @@ class Space:
         return out
 
     def _plan(self, st: Stratum, node: E.Node | None):
-        from . import solve
+        from .solve import plan as solve
 
         if node is not None and not E.fields_of(node) <= {f.name for f in self.model.fields(st.kind)}:
             return None  # the filter reads fields this kernel family does not have
@@ -163,8 +163,8 @@ class Space:
 
     def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
         self._import_solver()
-        from . import solve
-        from .names import format_name
+        from .solve import plan as solve
+        from .rules.names import format_name
 
         for st in sorted(strata, key=lambda s: format_name(_prefix_probe(self.model, s))):
             t0 = time.perf_counter()
@@ -188,7 +188,7 @@ class Space:
                 yield from rows  # too large to sort in memory: the solver's canonical order (documented)
 
     def check(self, config: Mapping[str, object]):
-        from .check import violations
+        from .rules.check import violations
 
         return violations(self.model, config)
 

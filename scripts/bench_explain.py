@@ -43,7 +43,7 @@ def mutate(cfg: dict, rng: random.Random) -> dict:
 
 def batch_names(arch: str, n: int) -> list[str]:
     from ckspace import Space
-    from ckspace.names import format_name
+    from ckspace.rules.names import format_name
 
     rng = random.Random(7)
     full = list(Space(arch=arch, use_cache=False).enumerate())

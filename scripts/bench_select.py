@@ -24,7 +24,7 @@ def _command(set_name: str, arch: str, env: dict[str, str]) -> list[str]:
     probe = subprocess.run([sys.executable, "-m", "ckspace", "enumerate", "--help"], env=env, capture_output=True, text=True)
     if "--stable-from" in probe.stdout:
         return [sys.executable, "-m", "ckspace", "enumerate", "--arch", arch, "--set", set_name, "--format", "names"]
-    return [sys.executable, "-m", "ckspace.cli_sets", "select", "--arch", arch, "--set", set_name]
+    return [sys.executable, "-m", "ckspace", "enumerate", "--arch", arch, "--set", set_name]
 
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -37,7 +37,7 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 
 def stats(set_name: str, arch: str, env: dict[str, str]) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "ckspace.cli_sets", "coverage", "--set", set_name, "--arch", arch,
+    proc = subprocess.run([sys.executable, "-m", "ckspace", "coverage", "--set", set_name, "--arch", arch,
                            "--format", "json"], env=env, capture_output=True, text=True, check=True)
     report = json.loads(proc.stdout)
     return {**report["selection"], "covered": report["covered"], "total": report["total"]}

@@ -36,8 +36,9 @@ def main() -> int:
     import ortools.sat.python.cp_model  # noqa: F401  (import cost reported separately)
 
     t_import = time.process_time() - t0
-    from ckspace import bags, data, solve
-    from ckspace.model import Model, resolve_families
+    from ckspace.solve import bags, plan as solve
+    from ckspace.rules import data
+    from ckspace.rules.model import Model, resolve_families
 
     if args.no_memo:
         bags.SOLVED_LIMIT = 0

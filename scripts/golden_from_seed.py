@@ -288,7 +288,7 @@ def ck_output(ck: types.ModuleType, kernels: list[dict], arch: str) -> dict[str,
 def golden_kernels() -> tuple[list[dict], str]:
     sys.path.insert(0, str(REPO))
     try:
-        from ckspace.names import parse_name  # name -> fields (the name grammar, not the emitter)
+        from ckspace.rules.names import parse_name  # name -> fields (the name grammar, not the emitter)
     finally:
         sys.path.pop(0)
     data = json.loads((GOLDEN / "kernels.json").read_text(encoding="utf-8"))
@@ -326,9 +326,9 @@ def compare_emitter(seeds: Path, arch: str, everything: bool) -> int:
 
     sys.path.insert(0, str(REPO))
     from ckspace import Space
-    from ckspace import emit as EM
+    from ckspace.codegen import emit as EM
     from ckspace.errors import CkspaceError
-    from ckspace.names import parse_name
+    from ckspace.rules.names import parse_name
 
     try:
         space = Space(arch=arch)

@@ -128,7 +128,7 @@ def space(arch: str = "gfx950"):
 
 def selected(set_name: str, arch: str = "gfx950"):
     """The Selection of a built-in set (computed once per test process; the session cache is private)."""
-    from ckspace import objectives, selection
+    from ckspace.select import objectives, selection
 
     key = ("sel", set_name, arch)
     if key not in _SELECTIONS:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from ckspace import archdetect
-from ckspace import build as B
-from ckspace import toolchain as T
+from ckspace.codegen import archdetect
+from ckspace.codegen import build as B
+from ckspace.codegen import toolchain as T
 from ckspace.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent

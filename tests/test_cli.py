@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ckspace import data as D
+from ckspace.rules import data as D
 
 SMALL = ["--arch", "gfx950", "--variant", "bwd_data", "--ndim", "2", "--dtype", "fp32"]  # 84 kernels (spec table)
 

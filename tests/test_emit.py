@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from ckspace import Space
-from ckspace import ckapi
-from ckspace import emit as EM
-from ckspace import manifest as M
-from ckspace.check import violations
+from ckspace.codegen import ckapi
+from ckspace.codegen import emit as EM
+from ckspace.codegen import manifest as M
+from ckspace.rules.check import violations
 from ckspace.errors import UsageError
-from ckspace.names import parse_name
+from ckspace.rules.names import parse_name
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -104,7 +104,7 @@ def template_copy(tmp_path, monkeypatch) -> Path:
     """A copy of templates/ that the emitter uses instead of the real one, to be edited by a test."""
     import shutil
 
-    from ckspace import ckapi
+    from ckspace.codegen import ckapi
 
     copy = tmp_path / "templates"
     shutil.copytree(ckapi.templates_dir(), copy)
@@ -393,7 +393,7 @@ def test_set_tiny(tmp_path, capsys):
 # ---- enumerate --ck-api, and the CLI's start-up ---------------------------------------------------------------------
 def test_enumerate_ck_api_lists_what_the_revision_builds(capsys):
     """`enumerate --ck-api 2025.11` = the default set minus what the plain-Python checker says the family rejects."""
-    from ckspace.model import Model, resolve_families
+    from ckspace.rules.model import Model, resolve_families
 
     argv = ["enumerate", "--arch", "gfx950", "--variant", "bwd_weight", "--ndim", "2", "--dtype", "bf16",
             "--format", "names"]
@@ -404,7 +404,7 @@ def test_enumerate_ck_api_lists_what_the_revision_builds(capsys):
     space = Space(arch="gfx950")
     api = Model(space.data, "gfx950", resolve_families(space.data, "ck-api-2025.11"))
     api_rules = [r for r in api.rules_for("gemm") if r.family == "ck-api-2025.11"]
-    from ckspace.check import breaks
+    from ckspace.rules.check import breaks
 
     expected = [n for n in full if not any(breaks(r, parse_name(n), api) for r in api_rules)]
     assert listed == expected and 0 < len(listed) < len(full)
@@ -443,8 +443,8 @@ def test_cached_enumerate_imports_nothing_heavy(tmp_path):
 
 def test_cli_constants_match_the_modules():
     """cli_build keeps copies so that building the parser imports neither ckspace.emit nor ckspace.build."""
-    from ckspace import build as B
-    from ckspace import cli_build
+    from ckspace.codegen import build as B
+    from ckspace.cli import build as cli_build
 
     assert cli_build.DEFAULT_CHUNK_SIZE == EM.DEFAULT_CHUNK_SIZE
     assert cli_build.LAUNCHERS == B.LAUNCHERS

@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckspace.check import breaks, is_valid
+from ckspace.rules.check import breaks, is_valid
 from ckspace.cli import main
-from ckspace.explain import SCHEMA_VERSION, Explainer, Explanation, name_diff
-from ckspace.model import kind_of_variant
-from ckspace.names import format_name, parse_name
+from ckspace.explain.explainer import SCHEMA_VERSION, Explainer, Explanation, name_diff
+from ckspace.rules.model import kind_of_variant
+from ckspace.rules.names import format_name, parse_name
 from conftest import full_set
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -359,8 +359,8 @@ def test_name_diff_marks_changed_parts() -> None:
 
 # -- the sets that contain it ----------------------------------------------------------------------------------------
 def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -> None:
-    from ckspace import selection
-    from ckspace.explain import selected_names
+    from ckspace.select import selection
+    from ckspace.explain.explainer import selected_names
 
     monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
     exp = Explainer("gfx950").explain(VALID)

@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 
 from ckspace import Space
-from ckspace import data as D
-from ckspace.check import breaks, domain_violations, is_valid, violations
-from ckspace.model import Model, resolve_families
-from ckspace.names import format_name, parse_name
+from ckspace.rules import data as D
+from ckspace.rules.check import breaks, domain_violations, is_valid, violations
+from ckspace.rules.model import Model, resolve_families
+from ckspace.rules.names import format_name, parse_name
 from conftest import full_set
 from reference.ck_full import arch_filter_ok, ck_known_issue, full_configs
 

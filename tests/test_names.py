@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ckspace.errors import KernelNameError
-from ckspace.names import KNOWN_PIPELINES, SPECIALIZATIONS, format_name, parse_name
+from ckspace.rules.names import KNOWN_PIPELINES, SPECIALIZATIONS, format_name, parse_name
 
 G = "grouped_conv_"
 HEAD = G + "fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_16x16x32"

@@ -16,11 +16,11 @@ import sys
 
 import pytest
 
-from ckspace import expr as E
-from ckspace.check import breaks, domain_violations, is_valid, violations
-from ckspace.data import Rule, load
-from ckspace.model import Model, resolve_families
-from ckspace.names import format_name, parse_name
+from ckspace.rules import expr as E
+from ckspace.rules.check import breaks, domain_violations, is_valid, violations
+from ckspace.rules.data import Rule, load
+from ckspace.rules.model import Model, resolve_families
+from ckspace.rules.names import format_name, parse_name
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
+import re
+
 from collections import Counter
 
 import pytest
 
 import selection_oracle as O
-from ckspace import cli_sets
-from ckspace.errors import UsageError
-from ckspace.objectives import DIMENSIONS
-from ckspace.sample import sample, shares
+from ckspace.cli import main
+from ckspace.select.objectives import DIMENSIONS
+from ckspace.select.sample import sample, shares
 
 STRATA = [DIMENSIONS["variant"], DIMENSIONS["ndim"], DIMENSIONS["dtype"]]
 
@@ -24,16 +24,8 @@ def chi2(observed: list[int]) -> float:
     return sum((o - expected) ** 2 / expected for o in observed)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(message)
-
-
 def run(capsys, *argv: str) -> list[str]:
-    parser = _Parser(prog="ckspace")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    cli_sets.add_parsers(sub)
-    assert cli_sets.run(parser.parse_args(list(argv))) == 0
+    assert main(list(argv)) == 0
     return capsys.readouterr().out.split()
 
 
@@ -130,12 +122,10 @@ def test_stratified_draws_are_uniform_inside_a_stratum() -> None:
     (["sample", "-n", "3", "--arch", "gfx950", "--objective", "tiny"], "apply to --set tests and --set tiny only"),
     (["sample", "-n", "3", "--arch", "gfx950", "--set", "huge"], "unknown set 'huge'"),
 ])
-def test_sample_errors(argv: list[str], needle: str) -> None:
-    parser = _Parser(prog="ckspace")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    cli_sets.add_parsers(sub)
-    with pytest.raises(UsageError, match=needle):
-        cli_sets.run(parser.parse_args(argv))
+def test_sample_errors(capsys, argv: list[str], needle: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ckspace: error: ") and re.search(needle, err) and err.count("\n") == 1
 
 
 def test_sample_formats_and_filters(capsys) -> None:

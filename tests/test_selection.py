@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import selection_oracle as O
-from ckspace import Space, objectives, selection
+from ckspace import Space
+from ckspace.select import objectives, selection
 from ckspace.errors import DataError
 
 REQUIRED_PAIRS = {("pipeline", "scheduler"), ("pipeline", "tile"), ("pipeline", "specialization"), ("tile", "vector"),
@@ -167,7 +168,7 @@ def test_warm_runs_come_from_the_cache() -> None:
 
 def _drop_tile(tmp: Path, variant: str, key: str, tile: str) -> Path:
     root = tmp / "constraints"
-    shutil.copytree(Path(objectives.__file__).resolve().parent.parent / "constraints", root)
+    shutil.copytree(Path(objectives.__file__).resolve().parents[2] / "constraints", root)
     path = root / "tables" / "ck" / "tiles.toml"
     lines, section, hits = [], None, 0
     for line in path.read_text().splitlines():

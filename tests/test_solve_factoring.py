@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ckspace import check, count, data, lazy, solve, walk
-from ckspace import expr as E
-from ckspace.model import Model, Stratum, resolve_families
+from ckspace.rules import check, data
+from ckspace.solve import count, lazy, plan as solve, walk
+from ckspace.rules import expr as E
+from ckspace.rules.model import Model, Stratum, resolve_families
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -67,7 +68,7 @@ def reference_configs(model: Model, st: Stratum, filters=()) -> list[dict]:
     """The solver before factoring: every constrained field in one CP-SAT model, the rest from their domains."""
     from ortools.sat.python import cp_model
 
-    from ckspace.cpsat import Compiler, decode, new_variable
+    from ckspace.solve.cpsat import Compiler, decode, new_variable
 
     consts, constraints, infeasible = solve.fold_constraints(model, st, model.rules_for(st.kind), filters)
     if infeasible:
@@ -298,8 +299,8 @@ def test_count_only_then_configs(dataset):
 def test_order_is_deterministic_across_processes():
     code = (
         "import hashlib, sys; sys.path.insert(0, %r)\n"
-        "from ckspace import data, solve\n"
-        "from ckspace.model import Model, Stratum, resolve_families\n"
+        "from ckspace.rules import data\nfrom ckspace.solve import plan as solve\n"
+        "from ckspace.rules.model import Model, Stratum, resolve_families\n"
         "d = data.load(); m = Model(d, 'gfx950', resolve_families(d, None))\n"
         "p = solve.plan(m, Stratum('bwd_weight', 2, 'bf16')); solve.solve_plan(m, p)\n"
         "print(hashlib.sha256(repr(list(solve.configs(m, p))).encode()).hexdigest())\n"
@@ -383,8 +384,8 @@ def test_lazy_stream_configs_are_valid_and_distinct(dataset, label, where):
 def test_lazy_order_is_deterministic_across_processes():
     code = (
         "import hashlib, itertools, sys; sys.path.insert(0, %r)\n"
-        "from ckspace import data, solve\n"
-        "from ckspace.model import Model, Stratum, resolve_families\n"
+        "from ckspace.rules import data\nfrom ckspace.solve import plan as solve\n"
+        "from ckspace.rules.model import Model, Stratum, resolve_families\n"
         "d = data.load(); m = Model(d, 'gfx950', resolve_families(d, '-ck-curation'))\n"
         "p = solve.plan(m, Stratum('forward_depthwise', 2, 'fp16'))\n"
         "print(hashlib.sha256(repr(list(itertools.islice(solve.configs(m, p), 20000))).encode()).hexdigest())\n"

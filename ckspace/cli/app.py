@@ -1,0 +1,209 @@
+"""The `ckspace` command line: a thin layer over `ckspace.Space`.
+
+Exit codes: 0 success; 1 a negative answer (explain: rejected); 2 bad input (one line on stderr, no traceback);
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from typing import Sequence
+
+from ..codegen.ckapi import add_ck_api_options, rules_with_ck_api
+from ..errors import CkspaceError, UsageError
+
+SETS = ("full", "tests", "tiny")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the whole usage)
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .output import FORMATS
+
+    parser = _Parser(prog="ckspace", description="The CK Tile grouped-convolution kernel-instance space as a constraint model.")
+    parser.add_argument("--version", action="version", version=f"ckspace {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
+    en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    en.add_argument("--set", default="full", help="kernel set: full, tests or tiny (see docs/objectives.md)")
+    en.add_argument("--objective", metavar="FILE", help="with --set tests|tiny: a coverage objective file instead of the set's own")
+    en.add_argument("--stable-from", dest="stable_from", metavar="FILE",
+                    help="with --set tests|tiny: names of a previous selection to change as little as possible")
+    en.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise (repeat or comma-separate)")
+    en.add_argument("--ndim", action="append", help="2, 3 (repeat or comma-separate)")
+    en.add_argument("--dtype", action="append", help="fp16, bf16, fp32 (repeat or comma-separate)")
+    en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
+    en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
+    en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
+    en.add_argument("--format", choices=FORMATS, help="output format (default: table on a terminal, names in a pipe)")
+    en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
+    add_ck_api_options(en)
+    from .explain import add_parser as add_explain
+
+    add_explain(sub)
+    from .sets import add_parsers as add_set_commands
+
+    add_set_commands(sub)
+    from .build import add_parsers as add_build_commands  # cheap: the emit/build modules load when they run
+
+    add_build_commands(sub)
+    return parser
+
+
+def _join_rule_values(argv: list[str]) -> list[str]:
+    """`--rules -ck-curation` would read as an unknown option to argparse; the value of --rules is always taken."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--rules" and i + 1 < len(argv):
+            out.append(f"--rules={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
+    try:
+        args = build_parser().parse_args(_join_rule_values(list(sys.argv[1:] if argv is None else argv)))
+        if args.command is None:
+            build_parser().print_help()
+            return 2
+        if getattr(args, "arch", None) == "auto":  # every command: the local GPU's gfx name, or one clear line
+            from ..codegen import archdetect
+
+            args.arch = archdetect.resolve(args.arch)
+        if args.command == "enumerate":
+            return cmd_enumerate(args, started)
+        if args.command == "explain":
+            from .explain import cmd_explain
+
+            return cmd_explain(args)
+        if args.command in ("coverage", "sample"):
+            from .sets import run
+
+            return run(args)
+        if args.command in ("emit", "build"):
+            from .build import run as run_build
+
+            return run_build(args)
+        raise UsageError(f"unknown command {args.command!r}")
+    except CkspaceError as exc:
+        sys.stdout.flush()
+        print(f"ckspace: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ckspace: interrupted", file=sys.stderr)
+        return 130
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=False)
+
+
+def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
+    from . import output
+    from ..space import Space
+
+    if args.set not in SETS:
+        raise UsageError(f"unknown set {args.set!r}; choices: {', '.join(SETS)}")
+    imported = time.perf_counter()
+    space = Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
+                  use_cache=not args.no_cache)
+    fmt = args.format or ("table" if sys.stdout.isatty() else "names")
+    title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
+    t_out = 0.0
+    selected = None
+    if args.set != "full" or args.objective or args.stable_from:
+        from .sets import selected_configs
+
+        selected = selected_configs(space, args.set, args.objective, args.stable_from,
+                                    args.variant, args.ndim, args.dtype, args.where)
+    if args.count:
+        counts = (space.count(args.variant, args.ndim, args.dtype, args.where) if selected is None
+                  else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
+        t0 = time.perf_counter()
+        if fmt in ("json", "jsonl"):
+            import json
+
+            records = output.counts_records(counts)
+            if fmt == "json":
+                print(json.dumps({"arch": args.arch, "total": sum(counts.values()), "strata": records}, indent=1))
+            else:
+                for r in records:
+                    print(json.dumps(r, separators=(",", ":")))
+        elif fmt == "table":
+            _console().print(output.counts_table(counts, title))
+        else:
+            if fmt == "csv":
+                print("variant,ndim,dtype,count")
+            for s, n in counts.items():
+                print(f"{s.variant},{s.ndim},{s.dtype},{n}" if fmt == "csv" else f"{s.variant}\t{s.ndim}d\t{s.dtype}\t{n}")
+            if fmt == "names":
+                print(f"total\t\t\t{sum(counts.values())}")
+        t_out = time.perf_counter() - t0
+    else:
+        source = selected if selected is not None else space.enumerate(args.variant, args.ndim, args.dtype, args.where)
+        rows = (output.record(cfg) for cfg in source)
+        t0 = time.perf_counter()
+        out = sys.stdout
+        if fmt == "names":
+            output.write_names(rows, out)
+        elif fmt == "jsonl":
+            output.write_jsonl(rows, out)
+        elif fmt == "json":
+            output.write_json(rows, out)
+        elif fmt == "csv":
+            output.write_csv(rows, out, space.data.fields)
+        else:
+            counts = output.write_table(rows, _console(), title)
+            _console().print(output.counts_table(counts, "kernels per (variant, ndim, dtype)"))
+        out.flush()
+        t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
+    if args.timings:
+        t = space.timings
+        total = time.perf_counter() - started
+        print(
+            f"timings: imports {imported - started + t.solver_import:.3f}s (ortools {t.solver_import:.3f}s), "
+            f"model {t.load:.3f}s, plan {t.plan:.3f}s, "
+            f"solve {t.solve:.3f}s, output {max(t_out - t.solver_import, 0.0):.3f}s, total {total:.3f}s"
+            + (" (cached)" if t.cached else ""), file=sys.stderr,
+        )
+    return 0
+
+
+def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:
+    counts = dict.fromkeys(space.strata(variant, ndim, dtype), 0)
+    for cfg in configs:
+        for st in counts:
+            if (st.variant, st.ndim, st.dtype) == (cfg["variant"], cfg["ndim"], cfg["dtype"]):
+                counts[st] += 1
+    return counts
+
+
+def entry() -> None:  # pragma: no cover
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

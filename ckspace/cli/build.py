@@ -1,0 +1,159 @@
+"""The `emit` and `build` commands of the CLI. `ckspace.cli` adds them with `add_parsers(sub)` and runs them with
+`run(args)`; both follow the CLI's conventions (exit 0 / 1 failure / 2 bad input, one line on stderr, 130 on Ctrl-C).
+
+    ckspace emit --arch A [--set S | --variant/--ndim/--dtype/--where] -o DIR [--ck-api REV] [--chunk-size N]
+    ckspace build DIR [-j N] [--compiler PATH] [--offload-arch LIST] [--launcher ccache|sccache|distcc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+
+LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.build.LAUNCHERS (tests/test_emit.py checks)
+DEFAULT_CHUNK_SIZE = 25  # = ckspace.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
+
+
+def add_parsers(sub) -> None:
+    """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.emit or ckspace.build: every
+    `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
+    em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest")
+    em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250), or auto")
+    em.add_argument("--set", default=None, help="kernel set: full (default), or tiny / tests when available")
+    em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
+    em.add_argument("--ndim", action="append", help="2, 3")
+    em.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
+    em.add_argument("--where", help="filter on fields, e.g. \"pipeline == 'compv3'\"")
+    em.add_argument("--rules", help="switch rule families: +fam,-fam")
+    em.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    em.add_argument("--ck-api", default=None, metavar="REV",
+                    help="CK Tile API revision of the templates: 2026.06 (default, newest), 2025.11, or auto")
+    em.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
+    em.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="N",
+                    help=f"instances per compile unit and per registration chunk (default {DEFAULT_CHUNK_SIZE})")
+    em.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    em.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+
+    bu = sub.add_parser("build", help="compile an emitted directory with ninja (device-only objects)")
+    bu.add_argument("dir", metavar="DIR", help="a directory written by `ckspace emit`")
+    bu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="parallel compiles (default: ninja's)")
+    bu.add_argument("--compiler", metavar="PATH", help="a HIP clang (default: ROCm's, else the registry toolchain)")
+    bu.add_argument("--offload-arch", metavar="LIST", help="comma-separated offload archs (default: the emit arch), or auto")
+    bu.add_argument("--launcher", choices=LAUNCHERS, help="compiler launcher passed through to every compile")
+    bu.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (default: ROCm's, else the registry toolchain's)")
+    bu.add_argument("--no-check", action="store_true", help="do not check the objects' ELF flags and kernel symbols")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "emit":
+        return cmd_emit(args)
+    if args.command == "build":
+        return cmd_build(args)
+    raise UsageError(f"unknown command {args.command!r}")
+
+
+def _console(stderr: bool = True):
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=False, highlight=False)
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    from ..codegen import archdetect
+    from ..codegen import ckapi
+    from ..codegen import emit as EM
+    from ..space import Space
+
+    arch = archdetect.resolve(args.arch)
+    rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
+    if args.chunk_size < 1:
+        raise UsageError("--chunk-size must be at least 1")
+    from ..codegen.manifest import ensure_dir
+
+    ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
+    rules = ckapi.combine_rules(args.rules, rev)
+    t0 = time.perf_counter()
+    space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
+    configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)
+    selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
+                 "where": args.where, "rules": args.rules}
+    result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
+    elapsed = time.perf_counter() - t0
+    print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}) into {args.output}: "
+          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}; files {result.stats.summary()}; "
+          f"{elapsed:.1f}s")
+    if result.stats.kept_edited:
+        print(f"ckspace: note: kept {len(result.stats.kept_edited)} stale file(s) edited by hand, e.g. "
+              f"{result.stats.kept_edited[0]}", file=sys.stderr)
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from ..codegen import archdetect
+    from ..codegen import build as B
+
+    archs = None
+    if args.offload_arch:
+        archs = [archdetect.resolve(a.strip()) for a in args.offload_arch.split(",") if a.strip()]
+        if not archs:
+            raise UsageError("--offload-arch: empty list")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j must be at least 1")
+    err = _console(stderr=True)
+    progress = Progress(TextColumn("[bold]compile"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.description}"), console=err, transient=False)
+    task = None
+
+    def on_progress(done: int, total: int, desc: str) -> None:
+        nonlocal task
+        if task is None:
+            task = progress.add_task("", total=total)
+        progress.update(task, completed=done, total=total, description=desc)
+
+    def log(msg: str) -> None:
+        err.print(f"[dim]{msg}[/dim]")
+
+    with progress:
+        result = B.build(args.dir, jobs=args.jobs, offload_archs=archs, compiler=args.compiler,
+                         launcher=args.launcher, ck_include=args.ck_include, progress=on_progress, log=log)
+    out = _console(stderr=False)
+    if result.failures:
+        if out.is_terminal:
+            table = Table(title=f"{len(result.failures)} failed compile unit(s)", show_lines=True)
+            table.add_column("unit")
+            table.add_column("arch")
+            table.add_column("kernels", overflow="fold")
+            table.add_column("first error", overflow="fold")
+            for f in result.failures:
+                shown = "\n".join(f.kernels[:5]) + (f"\n… {len(f.kernels) - 5} more" if len(f.kernels) > 5 else "")
+                table.add_row(Path(f.unit).name, f.arch, shown, f.error)
+            out.print(table)
+        else:  # a pipe or a log: one block per failure, nothing folded
+            print(f"{len(result.failures)} failed compile unit(s):")
+            for f in result.failures:
+                print(f"  {f.unit} ({f.arch}): {len(f.kernels)} kernel(s)")
+                for name in f.kernels:
+                    print(f"    {name}")
+                print(f"    first error: {f.error}")
+        if result.log:
+            print(f"full compiler output: {result.log}")
+    ok = result.ok
+    checked = ""
+    if not result.failures and not args.no_check:
+        checks = B.check_objects(args.dir, result.archs)
+        bad = [c for c in checks if not c.ok]
+        entries = sum(c.entry_points for c in checks)
+        checked = f"; {len(checks)} objects checked ({entries} kernel entry points, ELF e_flags per arch)"
+        for c in bad:
+            err.print(f"ckspace: object {c.obj}: {'; '.join(c.problems[:3])}")
+        ok = ok and not bad
+    print(f"{'built' if ok else 'FAILED'}: {result.built}/{len(result.objects)} objects for "
+          f"{', '.join(result.archs)} in {result.seconds:.0f}s with {result.toolchain}{checked}")
+    return 0 if ok else 1

@@ -1,0 +1,285 @@
+"""`ckspace explain NAME | -`: the command line and the text rendering of ckspace.explain.
+
+Exit codes: 0 valid (batch: every name valid); 1 rejected (batch: any name rejected); 2 malformed name or bad
+usage (one line on stderr per problem, never a traceback). Only argparse is imported at start-up, so registering
+the subcommand costs `ckspace enumerate` nothing; rich is imported when text is printed, OR-Tools only when a
+rejected kernel needs the solver.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from typing import IO, TYPE_CHECKING, Iterable
+
+from ..errors import KernelNameError, UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+    from ..rules.data import DataSet
+    from ..explain.explainer import Explainer, Explanation
+
+FORMATS = ("text", "json")
+DEFAULT_ARCH = "gfx950"
+DEFAULT_NEIGHBOURS = 3
+MAX_NEIGHBOURS = 100
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    ex = sub.add_parser("explain", help="is a kernel name valid for an arch; if not, why, and the nearest valid kernels",
+                        description="Explain a kernel name: every rule it breaks, grouped by family, and the nearest "
+                                    "valid kernels. Exit code 0 valid, 1 rejected, 2 malformed name or bad usage.")
+    ex.add_argument("name", metavar="NAME", help="a kernel name, or - to read names from stdin, one per line (batch)")
+    ex.add_argument("--arch", default=DEFAULT_ARCH, help=f"target arch (default: {DEFAULT_ARCH}; gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    ex.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
+    ex.add_argument("--format", choices=FORMATS, default="text", help="text (default) or json (schema: docs/explain-json.md)")
+    ex.add_argument("--neighbours", "--neighbors", metavar="N", type=int, default=None,
+                    help=f"nearest valid kernels to show for a rejected name (default {DEFAULT_NEIGHBOURS}; "
+                         "batch: 0 unless --verbose)")
+    ex.add_argument("--verbose", "-v", action="store_true", help="batch: the details of every name, not only the summary")
+    ex.add_argument("--select-sets", dest="select_sets", action="store_true",
+                    help="select the tests and tiny sets if they are not cached yet, to say whether the kernel is in "
+                         "them (seconds, once; `ckspace enumerate --set tests` caches them too)")
+    ex.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    from ..codegen.ckapi import add_ck_api_options
+
+    add_ck_api_options(ex)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ..codegen.ckapi import rules_with_ck_api
+    from ..explain.explainer import Explainer, parse
+    from ..rules.names import parse_name
+
+    batch = args.name == "-"
+    if not batch:  # a malformed name is answered before the model is built; the data only adds spellings
+        try:
+            parse_name(args.name)
+        except KernelNameError:
+            parse(args.name, _spelling_data(args.constraints))
+    n = args.neighbours
+    if n is None:
+        n = DEFAULT_NEIGHBOURS if (not batch or args.verbose) else 0
+    if not 0 <= n <= MAX_NEIGHBOURS:
+        raise UsageError(f"--neighbours must be between 0 and {MAX_NEIGHBOURS}, not {n}")
+    explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets)
+    if batch:
+        return _batch(explainer, sys.stdin, args.format, n, args.verbose)
+    exp = explainer.explain(args.name, neighbours=n)
+    if args.format == "json":
+        print(json.dumps(exp.to_json(), indent=1))
+    else:
+        render(_console(), exp)
+    return 0 if exp.valid else 1
+
+
+@functools.lru_cache(maxsize=4)
+def _spelling_data(constraints: str | None) -> "DataSet":
+    """The rule data, read for the spellings of its values only (kept: a process that asks again pays nothing)."""
+    from pathlib import Path
+
+    from ..rules.data import load
+
+    return load(Path(constraints) if constraints else None)
+
+
+# -- batch -----------------------------------------------------------------------------------------------------------
+def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: bool) -> int:
+    from ..explain.explainer import SCHEMA_VERSION
+
+    results: list[dict] = []
+    summary = Summary(explainer.data.families)
+    console = _console() if fmt == "text" else None
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")  # bytes that are not UTF-8 make a malformed name, not a crash
+    for lineno, line in enumerate(_lines(stream), 1):
+        name = line.strip()
+        if not name:
+            continue
+        try:
+            exp = explainer.explain(name, neighbours=n, fixes=verbose)
+        except KernelNameError as exc:
+            summary.malformed += 1
+            print(f"ckspace: error: line {lineno}: {exc}", file=sys.stderr)
+            if fmt == "json":
+                results.append({"schema_version": SCHEMA_VERSION, "name": name, "status": "malformed", "line": lineno,
+                                "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
+                                          "got": exc.got, "suggestion": exc.suggestion}})
+            continue
+        summary.add(exp)
+        if fmt == "json":
+            results.append(exp.to_json())
+        elif verbose and console is not None:
+            render(console, exp)
+            console.rule(style="dim")
+    if fmt == "json":
+        print(json.dumps({"schema_version": SCHEMA_VERSION, "arch": explainer.arch,
+                          "rules": [f for f in explainer.data.families if f in explainer.families and f != "model"],
+                          "summary": summary.to_json(), "results": results}, indent=1))
+    else:
+        assert console is not None
+        console.print(summary.table(explainer.arch))
+    return summary.exit_code()
+
+
+def _lines(stream: IO[str]) -> Iterable[str]:
+    try:
+        yield from stream
+    except OSError as exc:
+        raise UsageError(f"cannot read names from stdin: {exc.strerror or exc}") from None
+
+
+class Summary:
+    """Counts of a batch: valid, rejected (and per family that rejects), malformed, known-issue warnings."""
+
+    def __init__(self, families: Iterable[str]):
+        self.order = list(families)
+        self.valid = self.rejected = self.malformed = self.known_issues = 0
+        self.by_family: dict[str, int] = {}
+
+    def add(self, exp: "Explanation") -> None:
+        if exp.valid:
+            self.valid += 1
+        else:
+            self.rejected += 1
+            for fam in exp.rejecting_families():
+                self.by_family[fam] = self.by_family.get(fam, 0) + 1
+        self.known_issues += any(note.kind == "known-issue" for note in exp.notes)
+
+    @property
+    def names(self) -> int:
+        return self.valid + self.rejected + self.malformed
+
+    def families(self) -> list[tuple[str, int]]:
+        return sorted(self.by_family.items(), key=lambda kv: self.order.index(kv[0]) if kv[0] in self.order else len(self.order))
+
+    def exit_code(self) -> int:
+        return 2 if self.malformed else 1 if self.rejected else 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"names": self.names, "valid": self.valid, "rejected": self.rejected, "malformed": self.malformed,
+                "rejected_by_family": dict(self.families()), "known_issue_warnings": self.known_issues}
+
+    def table(self, arch: str):
+        from rich.table import Table
+
+        t = Table(title=f"{self.names} names on {arch}", title_justify="left")
+        t.add_column("result")
+        t.add_column("names", justify="right")
+        t.add_row("[green]valid[/]", str(self.valid))
+        if self.known_issues:
+            t.add_row("  [yellow]of which known issues (warning)[/]", str(self.known_issues))
+        t.add_row("[red]rejected[/]", str(self.rejected))
+        for fam, count in self.families():
+            t.add_row(f"  by {fam}", str(count))
+        t.add_row("malformed", str(self.malformed))
+        return t
+
+
+# -- text rendering --------------------------------------------------------------------------------------------------
+def _console() -> "Console":
+    from rich.console import Console
+
+    # Names and messages are never wrapped (they are copied into build files); the panel uses the terminal width,
+    # or 120 columns in a pipe.
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+
+
+def _e(text: object) -> str:
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+def _value(v: object) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def render(console: "Console", exp: "Explanation") -> None:
+    rules = ", ".join(exp.families)
+    console.print(f"[bold]{_e(exp.name)}[/]")
+    if exp.valid:
+        console.print(f"[bold green]✓ valid[/] on {exp.arch} · rules {rules}")
+    else:
+        console.print(f"[bold red]✗ rejected[/] on {exp.arch} · rules {rules}")
+    known = " · ".join(f"{k} {'✓' if v else '✗'}" for k, v in exp.sets.items() if v is not None)
+    pending = ", ".join(k for k, v in exp.sets.items() if v is None)
+    console.print(f"sets of {exp.arch}: {known}" + (
+        f" · {pending}: not selected on this machine yet (--select-sets, or `ckspace enumerate --arch {exp.arch} "
+        f"--set tests`, selects and caches them)" if pending else ""))
+    if exp.valid:
+        _derived_panel(console, exp)
+    _reasons(console, exp)
+    for note in exp.notes:
+        style = "bold yellow" if note.kind == "known-issue" else "cyan"
+        label = "warning" if note.kind == "known-issue" else "note"
+        console.print(f"[{style}]{label}:[/] {_e(note.text)}")
+    if exp.neighbours is not None:
+        _neighbours(console, exp)
+
+
+def _reasons(console: "Console", exp: "Explanation") -> None:
+    from ..explain.explainer import Reason
+
+    def block(reasons: list[Reason], heading: str) -> None:
+        console.print()
+        console.print(heading)
+        for fam in dict.fromkeys(r.family for r in reasons):
+            console.print(f"  [bold]{_e(fam)}[/] · [dim]{_e(_family_doc(exp, fam))}[/]")
+            for r in (r for r in reasons if r.family == fam):
+                mark = "[red]✗[/]" if r.enabled else "[yellow]•[/]"
+                console.print(f"    {mark} [bold]{_e(r.rule)}[/]: {_e(r.message)}")
+                console.print(f"        [dim]source: {_e(r.source)}[/]")
+                if r.fix:
+                    fix = ", ".join(f"{k} {_value(exp.config.get(k))} → {_value(v)}" for k, v in r.fix.items())
+                    console.print(f"        [dim]on its own, fixed by:[/] {_e(fix)}")
+
+    on = [r for r in exp.reasons if r.enabled]
+    off = [r for r in exp.reasons if not r.enabled]
+    if on:
+        block(on, f"[bold]{len(on)} broken rule{'s' if len(on) > 1 else ''}[/], by family:")
+    if off:
+        block(off, "[dim]families that are switched off would also reject it:[/]")
+    if on or off:
+        console.print()
+
+
+def _family_doc(exp: "Explanation", fam: str) -> str:
+    return str(exp.family_info.get(fam, {}).get("doc", ""))
+
+
+def _derived_panel(console: "Console", exp: "Explanation") -> None:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(justify="right")
+    grid.add_column()
+    for d in exp.derived:
+        *conditions, formula = d.steps
+        grid.add_row(_e(d.field), _e(_value(d.value)), _e("; ".join(conditions) + (" → " if conditions else "") + formula))
+    facts = exp.arch_facts
+    title = f"derived · {exp.arch}: warp size {facts.get('warp_size')}, LDS {facts.get('lds_bytes')} B"
+    console.print(Panel(grid, title=_e(title), title_align="left", expand=False))
+
+
+def _neighbours(console: "Console", exp: "Explanation") -> None:
+    from ..explain.explainer import name_diff
+
+    search = exp.search
+    console.print()
+    console.print(f"[bold]nearest valid kernels on {exp.arch}[/] (fewest changed fields; {_e(search.get('text', ''))}):")
+    if not exp.neighbours:
+        console.print("  none")
+        return
+    for i, nb in enumerate(exp.neighbours, 1):
+        parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(exp.name, nb.name))
+        console.print(f"  {i}. {parts}")
+        changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
+        tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
+        console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}{tail}")

@@ -1,0 +1,127 @@
+"""Writing kernel lists and counts: plain names, CSV, JSON and JSON lines for pipes; rich tables for people."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import IO, Iterable, Iterator, Mapping
+
+from ..rules.model import Stratum
+
+FORMATS = ("names", "table", "json", "jsonl", "csv")
+
+# Columns of the human table, in order; the full field list goes to json/jsonl/csv.
+TABLE_COLUMNS = ("variant", "ndim", "dtype", "pipeline", "scheduler", "tile", "wave", "warp tile", "vec", "features")
+
+
+def record(cfg: Mapping[str, object], block_per_cu: object = None) -> dict[str, object]:
+    """A kernel as a flat JSON-able record: name first, then every field."""
+    out: dict[str, object] = {"name": cfg["name"]}
+    out.update((k, v) for k, v in cfg.items() if k != "name")
+    if block_per_cu is not None:
+        out["block_per_cu"] = block_per_cu
+    return out
+
+
+def write_names(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
+    n = 0
+    for r in rows:
+        out.write(f"{r['name']}\n")
+        n += 1
+    return n
+
+
+def write_jsonl(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
+    n = 0
+    for r in rows:
+        out.write(json.dumps(r, separators=(",", ":")) + "\n")
+        n += 1
+    return n
+
+
+def write_json(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
+    """A JSON array, written as it streams (one object per line) so a large result never sits in memory twice."""
+    n = 0
+    out.write("[")
+    for r in rows:
+        out.write(("\n" if n == 0 else ",\n") + json.dumps(r, separators=(",", ":")))
+        n += 1
+    out.write("\n]\n" if n else "]\n")
+    return n
+
+
+def write_csv(rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str]) -> int:
+    """CSV with the union of GEMM and depthwise columns (in the data's field order); a missing field is empty."""
+    fields = ["name", *field_names]
+    writer = csv.DictWriter(out, fieldnames=fields + ["block_per_cu"], extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    n = 0
+    for r in rows:
+        writer.writerow({k: (int(v) if isinstance(v, bool) else v) for k, v in r.items()})
+        n += 1
+    return n
+
+
+def features(cfg: Mapping[str, object]) -> str:
+    parts = []
+    if cfg.get("num_groups_to_merge", 1) != 1:
+        parts.append(f"gm{cfg['num_groups_to_merge']}")
+    for flag, label in (("double_smem_buffer", "dsb"), ("two_stage", "2stage"), ("explicit_gemm", "explicit_gemm"),
+                        ("split_image", "split_image")):
+        if cfg.get(flag):
+            parts.append(label)
+    if cfg.get("streamk", "none") != "none":
+        parts.append(f"streamk_{cfg['streamk']}" + ("_persistent" if cfg.get("streamk_persistent") else ""))
+    if cfg.get("specialization", "default") != "default":
+        parts.append(str(cfg["specialization"]))
+    return " ".join(parts)
+
+
+def table_row(cfg: Mapping[str, object]) -> list[str]:
+    if cfg.get("variant") == "forward_depthwise":
+        return [str(cfg["variant"]), f"{cfg['ndim']}d", str(cfg["dtype"]), "depthwise", "",
+                f"{cfg['dw_tile_h']}x{cfg['dw_tile_w']}", f"f{cfg['filter_size']} s{cfg['stride_h']}x{cfg['stride_w']}",
+                f"sub{cfg['sub_h']}x{cfg['sub_w']} nb{cfg['nbatch']}", f"{cfg['in_vec']}/{cfg['out_vec']}", ""]
+    return [
+        str(cfg["variant"]), f"{cfg['ndim']}d", str(cfg["dtype"]), str(cfg["pipeline"]), str(cfg["scheduler"]),
+        f"{cfg['tile_m']}x{cfg['tile_n']}x{cfg['tile_k']}", f"{cfg['wave_m']}x{cfg['wave_n']}x{cfg['wave_k']}",
+        f"{cfg['warp_tile_m']}x{cfg['warp_tile_n']}x{cfg['warp_tile_k']}", f"{cfg['vec_a']}/{cfg['vec_b']}/{cfg['vec_c']}",
+        features(cfg),
+    ]
+
+
+def write_table(rows: Iterator[Mapping[str, object]], console, title: str) -> dict[tuple, int]:
+    """A rich table of kernels followed by counts per (variant, ndim, dtype)."""
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for col in TABLE_COLUMNS:
+        table.add_column(col, no_wrap=col in ("tile", "wave", "warp tile"))
+    counts: dict[tuple, int] = {}
+    for cfg in rows:
+        table.add_row(*table_row(cfg))
+        key = (cfg["variant"], cfg["ndim"], cfg["dtype"])
+        counts[key] = counts.get(key, 0) + 1
+    console.print(table)
+    return counts
+
+
+def counts_table(counts: Mapping[Stratum, int] | Mapping[tuple, int], title: str):
+    from rich.table import Table
+
+    table = Table(title=title, header_style="bold")
+    for col, justify in (("variant", "left"), ("ndim", "right"), ("dtype", "left"), ("kernels", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    total = 0
+    for key, n in counts.items():
+        v, d, t = (key.variant, key.ndim, key.dtype) if isinstance(key, Stratum) else key
+        if n:
+            table.add_row(str(v), f"{d}d", str(t), f"{n:,}")
+        total += n
+    table.add_section()
+    table.add_row("total", "", "", f"{total:,}", style="bold")
+    return table
+
+
+def counts_records(counts: Mapping[Stratum, int]) -> list[dict[str, object]]:
+    return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n} for s, n in counts.items()]

@@ -1,0 +1,489 @@
+"""`ckspace build DIR`: compile an emitted directory with ninja, and check the objects.
+
+- The compiler: --compiler, else ROCm (hipcc / amdclang++), else the registry toolchain (ckspace.toolchain, set up
+  on first use and cached).
+- `toolchain.ninja` (compiler and flags per offload arch) is written next to build.ninja; build.ninja is rewritten
+  only when --offload-arch asks for other archs than it lists. Both are written only when they change, so a
+  repeated build runs nothing. The launcher reaches the compile commands through $CKSPACE_LAUNCHER, so that
+  switching it (or dropping it) rebuilds nothing either.
+- ninja (the PyPI package) runs parallel (-j), keep-going (-k 0) and incremental; a rich progress bar follows its
+  status lines. Objects are compiled to `<obj>.tmp` and renamed, so Ctrl-C never leaves a half-written object;
+  leftover temporaries are removed before the next build, which resumes where this one stopped.
+- At the end: a table of the failed compile units, mapped to the kernels whose headers the errors point into
+  (else every kernel of the unit), with the first compiler error of each; exit 1 if anything failed.
+- `check_objects()` reads each object's ELF header and symbols: the e_flags machine must be the target's, and every
+  kernel of the unit must have at least one device kernel entry point whose (demangled) template arguments are
+  the kernel's (variant, tile, waves, warp tile, vectors, pipeline...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from . import manifest as M
+from .ckapi import detect_revision, resolve_revision
+from ..errors import CkspaceError, UsageError
+
+LAUNCHERS = ("ccache", "sccache", "distcc")
+STATUS_PREFIX = "@@ckspace "
+
+
+def find_ninja() -> str:
+    """ninja from the PyPI package (a dependency of ckspace), else one on PATH."""
+    try:
+        import ninja  # type: ignore[import-not-found]
+
+        path = Path(ninja.BIN_DIR) / "ninja"
+        if path.is_file():
+            return str(path)
+    except ImportError:
+        pass
+    found = shutil.which("ninja")
+    if found:
+        return found
+    raise UsageError("ninja is missing: pip install ninja (a dependency of ckspace)")
+
+
+def resolve_launcher(launcher: str | None) -> list[str]:
+    if not launcher:
+        return []
+    name = Path(launcher).name
+    if name not in LAUNCHERS:
+        raise UsageError(f"unknown launcher {launcher!r}; choices: {', '.join(LAUNCHERS)}")
+    path = shutil.which(launcher)
+    if not path:
+        raise UsageError(f"--launcher {launcher}: not found on PATH")
+    return [path]
+
+
+def _ninja_quote(value: str) -> str:
+    return value.replace("$", "$$").replace("\n", " ")
+
+
+def _shell_join(args: Sequence[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def render_toolchain_ninja(tc, archs: Sequence[str], launcher: Sequence[str], ck_include: Path | None) -> str:
+    from .emit import arch_id
+
+    lines = [
+        "# Written by `ckspace build` — compilers and flags per offload arch (the launcher comes from",
+        "# $CKSPACE_LAUNCHER, so that changing it rebuilds nothing).",
+        f"# {tc.description}",
+    ]
+    for a in archs:
+        lines.append(f"cxx_{arch_id(a)} = {_ninja_quote(_shell_join(tc.compiler_for(a)))}")
+        lines.append(f"cxxflags_{arch_id(a)} = {_ninja_quote(_shell_join(tc.flags_for(a, ck_include)))}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Failure:
+    unit: str
+    arch: str
+    kernels: list[str]
+    error: str
+
+
+@dataclass
+class BuildResult:
+    out_dir: Path
+    archs: list[str]
+    objects: list[str]
+    built: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    seconds: float = 0.0
+    toolchain: str = ""
+    log: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _update_manifest_archs(root: Path, data: dict, archs: list[str], build_ninja: str) -> None:
+    data = dict(data)
+    data["build_archs"] = archs
+    files = dict(data.get("files", {}))
+    files["build.ninja"] = M.digest(build_ninja)
+    data["files"] = files
+    M.atomic_write(root / M.MANIFEST, (json.dumps(data, indent=1) + "\n").encode())
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    data = text.encode()
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    try:
+        M.atomic_write(path, data)
+    except OSError as exc:
+        raise M.OutputDirError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return True
+
+
+def _remove_leftover_temps(root: Path) -> int:
+    n = 0
+    obj = root / "obj"
+    if obj.is_dir():
+        for p in obj.rglob("*.o.tmp"):
+            try:
+                p.unlink()
+                n += 1
+            except OSError:
+                pass
+    return n
+
+
+def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, compiler: str | None = None,
+            launcher: str | None = None, ck_include: str | Path | None = None,
+            log: Callable[[str], None] | None = None):
+    """Everything before ninja: manifest, toolchain, revision check, build.ninja / toolchain.ninja."""
+    from . import emit as EM
+    from . import toolchain as T
+
+    root = Path(out_dir)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
+    data = M.require(root)
+    archs = [EM.check_offload_arch(a) for a in (offload_archs or data.get("build_archs") or [data["arch"]])]
+    if len(set(archs)) != len(archs):
+        raise UsageError("--offload-arch lists an arch twice")
+    launch = resolve_launcher(launcher)
+    tc = T.find(compiler, ck_include, log=log)
+    inc = Path(ck_include) if ck_include else tc.ck_include
+    if inc is None:
+        raise UsageError("no CK Tile headers known for this compiler: pass --ck-include DIR (the directory holding ck_tile/)")
+    _check_revision(data, inc)
+    if archs != data.get("build_archs"):
+        text = EM.render_build_ninja(EM.template_env(data.get("ck_api") or resolve_revision(None)),
+                                     list(data["units"]), archs)
+        _write_if_changed(root / "build.ninja", text)
+        _update_manifest_archs(root, data, archs, text)
+    _write_if_changed(root / "toolchain.ninja", render_toolchain_ninja(tc, archs, launch, inc))
+    return data, archs, tc
+
+
+def _check_revision(data: Mapping, inc: Path) -> None:
+    emitted = data.get("ck_api")
+    try:
+        found = detect_revision(inc)
+    except UsageError:
+        return  # headers of no known revision: let the compiler speak
+    if emitted and found != emitted:
+        raise UsageError(f"the CK Tile headers under {inc} are CK API {found}, but the directory was emitted for "
+                         f"{emitted}; re-emit with --ck-api {found} (or --ck-api auto --ck-include {inc})")
+
+
+def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[str] | None = None,
+          compiler: str | None = None, launcher: str | None = None, ck_include: str | Path | None = None,
+          progress: Callable[[int, int, str], None] | None = None, log: Callable[[str], None] | None = None,
+          env: Mapping[str, str] | None = None) -> BuildResult:
+    """Run ninja over an emitted directory; return the outcome (failures mapped to kernels)."""
+    root = Path(out_dir)
+    data, archs, tc = prepare(root, offload_archs, compiler, launcher, ck_include, log)
+    from .emit import object_path
+
+    objects = [object_path(a, u) for a in archs for u in data["units"]]
+    _remove_leftover_temps(root)
+    ninja = find_ninja()
+    cmd = [ninja, "-C", str(root), "-k", "0"]
+    if jobs:
+        cmd += ["-j", str(jobs)]
+    run_env = {**os.environ, **(env or {}), "NINJA_STATUS": f"{STATUS_PREFIX}%f %t %r] ",
+               "CKSPACE_LAUNCHER": _shell_join(resolve_launcher(launcher))}
+    if launcher and Path(launcher).name == "distcc":
+        # a CK compile unit takes minutes; distcc gives up on a silent server after 300 s by default
+        run_env.setdefault("DISTCC_IO_TIMEOUT", "3600")
+    started = time.perf_counter()
+    result = BuildResult(root, archs, objects, toolchain=tc.description)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            env=run_env, start_new_session=False)
+    output: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            if line.startswith(STATUS_PREFIX):
+                head, _, desc = line[len(STATUS_PREFIX):].partition("] ")
+                try:
+                    finished, total, _running = (int(x) for x in head.split())
+                except ValueError:
+                    output.append(line)
+                    continue
+                if progress:
+                    progress(finished, total, desc)
+                continue
+            output.append(line)
+        proc.wait()
+    except KeyboardInterrupt:
+        # ninja got the SIGINT too (same process group): it stops its compilers; objects are renamed only when
+        # complete, so nothing half-written is left behind. Wait for it, then report the interruption.
+        try:
+            proc.send_signal(signal.SIGINT)
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        _remove_leftover_temps(root)
+        raise
+    if proc.returncode in (130, -signal.SIGINT) or any("interrupted by user" in line for line in output[-3:]):
+        # ninja was interrupted but this process missed the signal (it arrived between two of our reads, or SIGINT
+        # is delivered to ninja's group only): the same outcome as a Ctrl-C seen here
+        _remove_leftover_temps(root)
+        raise KeyboardInterrupt
+    result.seconds = time.perf_counter() - started
+    result.log = _write_log(root, cmd, output)
+    result.failures = parse_failures(output, data)
+    if proc.returncode != 0 and not result.failures:
+        tail = "\n".join(output[-5:])
+        result.failures = [Failure("(ninja)", "", [], tail or f"ninja exited with {proc.returncode}")]
+    result.built = sum(1 for o in objects if (root / o).is_file())
+    return result
+
+
+def _write_log(root: Path, cmd: Sequence[str], output: Sequence[str]) -> Path | None:
+    """ninja's whole output (compiler messages included) in DIR/.ckspace/build.log."""
+    path = root / ".ckspace" / "build.log"
+    try:
+        path.parent.mkdir(exist_ok=True)
+        M.atomic_write(path, ("$ " + " ".join(cmd) + "\n" + "\n".join(output) + "\n").encode())
+    except OSError:
+        return None
+    return path
+
+
+_FAILED = re.compile(r"^FAILED: (?:\[code=(\d+)\] )?(\S+)")
+_ERROR = re.compile(r"(?:^|\s)(?:fatal )?error: ")
+
+
+def parse_failures(lines: Sequence[str], data: Mapping) -> list[Failure]:
+    """ninja's FAILED blocks -> failures per unit and arch, with the kernels involved and the first error."""
+    units = data.get("units", {})
+    by_stem = {Path(u).stem: u for u in units}
+    failures: list[Failure] = []
+    i = 0
+    while i < len(lines):
+        m = _FAILED.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        code, out = m.group(1), m.group(2)
+        j = i + 1
+        block: list[str] = []
+        while j < len(lines) and not _FAILED.match(lines[j]) and not lines[j].startswith("ninja: "):
+            block.append(lines[j])
+            j += 1
+        parts = Path(out).parts
+        arch = parts[1] if len(parts) >= 3 and parts[0] == "obj" else ""
+        stem = Path(out).stem
+        unit = by_stem.get(stem, out)
+        first = next((b.strip() for b in block if _ERROR.search(b)), "")
+        if not first:
+            first = next((b.strip() for b in block[1:] if b.strip()), "")
+            first = first or f"exit code {code or '?'} and no compiler message"
+        names = units.get(unit, [])
+        text = "\n".join(block)
+        involved = [n for n in names if f"{n}.hpp" in text]
+        failures.append(Failure(unit, arch, involved or list(names), _shorten(first)))
+        i = j
+    return failures
+
+
+def _shorten(text: str, limit: int = 400) -> str:
+    text = re.sub(r"\s+", " ", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- object checks ------------------------------------------------------------------------------------------------
+EM_AMDGPU = 0xE0
+# EF_AMDGPU_MACH values (llvm/BinaryFormat/ELF.h)
+MACH = {"gfx900": 0x2C, "gfx906": 0x2F, "gfx908": 0x30, "gfx90a": 0x3F, "gfx940": 0x40, "gfx941": 0x4B,
+        "gfx942": 0x4C, "gfx950": 0x4F, "gfx1030": 0x36, "gfx1100": 0x41, "gfx1101": 0x46, "gfx1102": 0x47,
+        "gfx1200": 0x48, "gfx1201": 0x4E, "gfx1250": 0x49}
+EF_AMDGPU_MACH = 0xFF
+
+
+@dataclass
+class ElfInfo:
+    machine: int
+    flags: int
+    etype: int
+    symbols: list[tuple[str, int, int]]  # (name, type, bind)
+
+
+def read_elf(path: str | Path) -> ElfInfo:
+    """The header and the symbol table of a 64-bit little-endian ELF file (no external tools)."""
+    data = Path(path).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise CkspaceError(f"{path}: not a 64-bit little-endian ELF object")
+    (etype, machine, _version, _entry, _phoff, shoff, flags, _ehsize, _phentsize, _phnum, shentsize, shnum,
+     shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
+    sections = []
+    for k in range(shnum):
+        off = shoff + k * shentsize
+        name, stype, _f, _addr, soff, size, link, _info, _align, entsize = struct.unpack_from("<IIQQQQIIQQ", data, off)
+        sections.append((name, stype, soff, size, link, entsize))
+    symbols: list[tuple[str, int, int]] = []
+    for _name, stype, soff, size, link, entsize in sections:
+        if stype != 2 or not entsize:  # SHT_SYMTAB
+            continue
+        str_off = sections[link][2]
+        for s in range(soff, soff + size, entsize):
+            st_name, st_info, _other, _shndx, _value, _size = struct.unpack_from("<IBBHQQ", data, s)
+            end = data.index(b"\0", str_off + st_name)
+            symbols.append((data[str_off + st_name:end].decode(errors="replace"), st_info & 0xF, st_info >> 4))
+    return ElfInfo(machine, flags, etype, symbols)
+
+
+_DEMANGLER = None
+
+
+def demangle(names: Iterable[str]) -> dict[str, str]:
+    """Itanium C++ demangling: libstdc++'s __cxa_demangle (ctypes) first, then llvm-cxxfilt or c++filt (binutils, a
+    dependency of clang) in one batch for what it cannot read (older libstdc++ lacks e.g. _Float16, `DF16_`)."""
+    global _DEMANGLER
+    names = list(names)
+    if _DEMANGLER is None:
+        _DEMANGLER = _make_demangler()
+    out = {n: _DEMANGLER(n) for n in names}
+    left = [n for n, d in out.items() if d == n and n.startswith("_Z")]
+    tool = shutil.which("llvm-cxxfilt") or shutil.which("c++filt")
+    if left and tool:
+        proc = subprocess.run([tool], input="\n".join(left) + "\n", capture_output=True, text=True)
+        lines = proc.stdout.splitlines()
+        if proc.returncode == 0 and len(lines) == len(left):
+            out.update(zip(left, lines))
+    return out
+
+
+def _make_demangler():
+    import ctypes
+    import ctypes.util
+
+    for lib in ("libstdc++.so.6", ctypes.util.find_library("stdc++")):
+        if not lib:
+            continue
+        try:
+            cxx = ctypes.CDLL(lib)
+            fn = cxx.__cxa_demangle
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_void_p
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.free.argtypes = [ctypes.c_void_p]
+
+        def run(name: str, fn=fn, libc=libc) -> str:
+            status = ctypes.c_int()
+            ptr = fn(name.encode(), None, None, ctypes.byref(status))
+            if status.value != 0 or not ptr:
+                return name
+            try:
+                return ctypes.string_at(ptr).decode(errors="replace")
+            finally:
+                libc.free(ptr)
+
+        return run
+    return lambda name: name
+
+
+KERNEL_CLASS = {"forward": "GroupedConvolutionForwardKernel", "bwd_data": "GroupedConvolutionBackwardDataKernel",
+                "bwd_weight": "GroupedConvolutionBackwardWeightKernel", "forward_depthwise": "GroupedConvolutionForwardKernel"}
+SPEC_INDEX = {"default": 0, "filter1x1_pad0": 1, "filter1x1_stride1_pad0": 2, "filter3x3": 3}
+SCHED_INDEX = {"intrawave": 1, "interwave": 2}  # GemmPipelineScheduler: Default, Intrawave, Interwave
+PIPELINE_CLASS = {"compv1": "GemmPipelineAGmemBGmemCRegV1", "basic_v1": "GemmPipelineAGmemBGmemCRegV1",
+                  "mem": "GemmPipelineAgBgCrMem", "compv3": "GemmPipelineAgBgCrCompV3",
+                  "compv4": "GemmPipelineAgBgCrCompV4", "compv5": "GemmPipelineAgBgCrCompV5",
+                  "compv6": "GemmPipelineAgBgCrCompV6", "comp_async": "GemmPipelineAgBgCrCompAsync",
+                  "basic_async_v1": "GemmPipelineAGmemBGmemCRegAsyncV1", "wavelet": "GemmPipelineAgBgCrWavelet"}
+
+
+def kernel_signature(k: Mapping[str, object]) -> list[str]:
+    """Fragments the demangled name of each of a kernel's device entry points contains."""
+    v = str(k["variant"])
+    if v == "forward_depthwise":
+        return [f"ns_{k['name']}::DepthwiseNullEpilogue"]
+    dsb = "true" if k["double_smem_buffer"] else "false"
+    split = "true" if k["split_image"] else "false"
+    return [
+        f"ck_tile::kentry<{k['block_per_cu']}, ck_tile::{KERNEL_CLASS[v]}<ck_tile::GroupedConvTraits<{k['ndim']}, "
+        f"(ck_tile::ConvolutionSpecialization){SPEC_INDEX[str(k['specialization'])]}, ",
+        f", {k['vec_a']}, {k['vec_b']}, {k['vec_c']}, {k['num_groups_to_merge']}, {split}",
+        f"ck_tile::TileGemmShape<ck_tile::sequence<{k['tile_m']}, {k['tile_n']}, {k['tile_k']}>, "
+        f"ck_tile::sequence<{k['wave_m']}, {k['wave_n']}, {k['wave_k']}>, "
+        f"ck_tile::sequence<{k['warp_tile_m']}, {k['warp_tile_n']}, {k['warp_tile_k']}>",
+        f"ck_tile::{PIPELINE_CLASS[str(k['pipeline'])]}<ck_tile::UniversalGemmPipelineProblem<",
+        f"ck_tile::TileGemmUniversalTraits<true, true, true, {dsb}, ",
+        f"(ck_tile::GemmPipelineScheduler){SCHED_INDEX[str(k['scheduler'])]}",
+    ]
+
+
+@dataclass
+class ObjectCheck:
+    obj: str
+    arch: str
+    ok: bool
+    flags: int = 0
+    entry_points: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def check_objects(out_dir: str | Path, archs: Sequence[str] | None = None) -> list[ObjectCheck]:
+    """Each object: an AMDGPU ELF for its arch (e_flags), holding an entry point for every kernel of its unit."""
+    from .emit import object_path
+
+    root = Path(out_dir)
+    data = M.require(root)
+    archs = list(archs or data.get("build_archs") or [data["arch"]])
+    kernels = data["kernels"]
+    out: list[ObjectCheck] = []
+    for arch in archs:
+        for unit, names in data["units"].items():
+            rel = object_path(arch, unit)
+            chk = ObjectCheck(rel, arch, False)
+            out.append(chk)
+            path = root / rel
+            if not path.is_file():
+                chk.problems.append("missing")
+                continue
+            try:
+                elf = read_elf(path)
+            except CkspaceError as exc:
+                chk.problems.append(str(exc))
+                continue
+            chk.flags = elf.flags
+            if elf.machine != EM_AMDGPU:
+                chk.problems.append(f"e_machine {elf.machine:#x}, not AMDGPU")
+            want = MACH.get(arch.split(":")[0])
+            if want is not None and elf.flags & EF_AMDGPU_MACH != want:
+                chk.problems.append(f"e_flags {elf.flags:#x}: machine {elf.flags & EF_AMDGPU_MACH:#x}, "
+                                    f"{arch} is {want:#x}")
+            names_kd = {n for n, t, b in elf.symbols if n.endswith(".kd")}
+            entries = [n for n, t, b in elf.symbols if t == 2 and f"{n}.kd" in names_kd]  # STT_FUNC with a descriptor
+            chk.entry_points = len(entries)
+            dm = list(demangle(entries).values())
+            for name in names:
+                frags = kernel_signature({**kernels[name]["fields"], "name": name})
+                if not any(all(f in d for f in frags) for d in dm):
+                    chk.problems.append(f"no kernel entry point for {name}")
+            chk.ok = not chk.problems
+    return out

@@ -1,0 +1,153 @@
+"""CK Tile API revisions: which template set (templates/revisions.toml) and which rule families go with `--ck-api`.
+
+Kept apart from ckspace.emit so that `enumerate --ck-api REV` and the set commands can restrict the model to what a
+revision can build without importing the emitter (or jinja2). `combine_rules(rules, ck_api)` is the one entry point
+the commands use; `resolve_revision` turns `None` / `auto` / a name into a revision name.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import DataError, UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def templates_dir() -> Path:
+    """templates/ of this checkout, or the copy installed inside the package."""
+    here = Path(__file__).resolve().parents[1]  # the ckspace package (this module sits in one of its layers)
+    for candidate in (here.parent / "templates", here / "templates"):
+        if (candidate / "revisions.toml").is_file():
+            return candidate
+    try:
+        from importlib.resources import files
+
+        path = Path(str(files("ckspace.templates")))
+        if (path / "revisions.toml").is_file():
+            return path
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover
+        pass
+    raise DataError("cannot find ckspace's templates (templates/revisions.toml)")
+
+
+@dataclass(frozen=True)
+class Revision:
+    name: str
+    doc: str
+    fallback: str | None
+    families: tuple[str, ...]
+    detect: tuple[dict, ...]
+
+
+_REVISIONS: tuple[str, dict[str, Revision]] | None = None
+
+
+def revisions() -> tuple[str, dict[str, Revision]]:
+    """(default revision, revisions by name) from templates/revisions.toml."""
+    global _REVISIONS
+    if _REVISIONS is None:
+        path = templates_dir() / "revisions.toml"
+        try:
+            raw = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise DataError(f"{path}: {exc}") from None
+        revs = {}
+        for name, spec in raw.get("revision", {}).items():
+            revs[name] = Revision(name, " ".join(str(spec.get("doc", "")).split()), spec.get("fallback"),
+                                  tuple(spec.get("families", ())), tuple(spec.get("detect", ())))
+        default = raw.get("default")
+        if default not in revs:
+            raise DataError(f"{path}: default revision {default!r} is not listed")
+        for r in revs.values():
+            if r.fallback and r.fallback not in revs:
+                raise DataError(f"{path}: revision {r.name}: unknown fallback {r.fallback!r}")
+        _REVISIONS = (default, revs)
+    return _REVISIONS
+
+
+def revision_names() -> list[str]:
+    return sorted(revisions()[1], reverse=True)
+
+
+def detect_revision(ck_include: str | Path | None) -> str:
+    """The newest revision whose probes all hold on the CK Tile headers under `ck_include`."""
+    if not ck_include:
+        raise UsageError("--ck-api auto needs --ck-include DIR (the directory that holds ck_tile/)")
+    root = Path(ck_include)
+    if not (root / "ck_tile").is_dir():
+        raise UsageError(f"--ck-include {root}: no ck_tile/ directory there")
+    _, revs = revisions()
+    for name in revision_names():
+        if all(_probe(root, p) for p in revs[name].detect):
+            return name
+    raise UsageError(f"--ck-api auto: the CK Tile headers under {root} match no known revision "
+                     f"({', '.join(revision_names())}); pass --ck-api explicitly")
+
+
+def _probe(root: Path, probe: Mapping[str, object]) -> bool:
+    path = root / str(probe["file"])
+    if probe.get("absent"):
+        return not path.exists()
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return False
+    return all(s in text for s in probe.get("contains", ())) and not any(s in text for s in probe.get("lacks", ()))
+
+
+def resolve_revision(name: str | None, ck_include: str | Path | None = None) -> str:
+    default, revs = revisions()
+    if name in (None, ""):
+        return default
+    if name == "auto":
+        return detect_revision(ck_include)
+    if name not in revs:
+        raise UsageError(f"unknown CK API revision {name!r}; choices: {', '.join(revision_names())}, auto")
+    return name
+
+
+def families_for_ck_api(rev: str | None, ck_include: str | Path | None = None) -> str:
+    """The `--rules` fragment that restricts the model to what CK API `rev` can build ("" for the newest).
+
+    E.g. `families_for_ck_api("2025.11") == "+ck-api-2025.11"`; `rev` may be "auto" (with `ck_include`) or None.
+    """
+    rev = resolve_revision(rev, ck_include)
+    return ",".join(f"+{f}" for f in revisions()[1][rev].families)
+
+
+def combine_rules(rules: str | None, ck_api: str | None, ck_include: str | Path | None = None) -> str | None:
+    """`--rules` and `--ck-api` together as one rules spec for `Space(rules=...)`."""
+    extra = families_for_ck_api(ck_api, ck_include) if ck_api else ""
+    if not extra:
+        return rules
+    if not rules:
+        return extra
+    if rules.strip()[0] not in "+-":  # a bare list replaces the default set: keep it, add the API families
+        return f"{rules},{extra.replace('+', '')}"
+    return f"{rules},{extra}"
+
+
+# ---- the command-line options (enumerate, coverage, sample) -----------------------------------------------------
+def add_ck_api_options(p) -> None:
+    """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.ckapi)."""
+    p.add_argument("--ck-api", metavar="REV",
+                   help="only kernels this CK Tile API revision can build: 2026.06 (newest: everything), 2025.11, "
+                        "or auto (with --ck-include)")
+    p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
+
+
+def rules_with_ck_api(args) -> str | None:
+    """`--rules` plus the rule families of `--ck-api` (None and an unset --ck-api leave --rules as it is)."""
+    ck_api = getattr(args, "ck_api", None)
+    if ck_api is None:
+        if getattr(args, "ck_include", None):
+            raise UsageError("--ck-include is read only with --ck-api auto")
+        return args.rules
+    return combine_rules(args.rules, ck_api, args.ck_include)

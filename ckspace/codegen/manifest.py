@@ -1,0 +1,222 @@
+"""Safe writes into an output directory, and the manifest of what ckspace wrote there.
+
+Every file goes through `Writer`:
+
+- a path is a relative POSIX path that must stay inside the output directory (no absolute paths, no `..`, no
+  backslashes or NUL, no symlinked parent leading outside), so no kernel name can make a write land elsewhere;
+- a file whose content is unchanged is not touched (it keeps its timestamp, so ninja rebuilds nothing);
+- a changed file is written to a temporary file in the same directory and renamed over the old one (atomic);
+- `manifest.json` records every generated file with a digest of its text; a file listed by the previous manifest
+  and not generated now is stale and removed. A file that ckspace did not generate is never deleted, and a listed
+  file that was edited by hand since (its digest differs) is left alone too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Iterable, Mapping
+
+from ..errors import CkspaceError, UsageError
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+class OutputDirError(CkspaceError):
+    """The output directory cannot be created or written (exit 2)."""
+
+
+def digest(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode()
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def safe_relpath(rel: str) -> str:
+    """Check that `rel` names a file strictly inside the output directory; return it normalised."""
+    if not isinstance(rel, str) or not rel or "\x00" in rel or "\\" in rel:
+        raise UsageError(f"refusing to write {rel!r}: not a plain relative path")
+    p = PurePosixPath(rel)
+    if p.is_absolute() or any(part in ("..", ".", "") for part in rel.split("/")):
+        raise UsageError(f"refusing to write {rel!r}: it would land outside the output directory")
+    if any(len(part.encode()) > 255 for part in p.parts):
+        raise UsageError(f"refusing to write {rel!r}: a path component is longer than 255 bytes")
+    return str(p)
+
+
+def check_inside(root: Path, rel: str) -> Path:
+    """The absolute path of `rel` under `root`, after making sure no symlinked parent leads outside."""
+    rel = safe_relpath(rel)
+    target = root / rel
+    real_root = root.resolve()
+    parent = target.parent.resolve()
+    if parent != real_root and real_root not in parent.parents:
+        raise UsageError(f"refusing to write {rel!r}: its directory resolves outside {root}")
+    if target.is_symlink():
+        raise UsageError(f"refusing to write {rel!r}: it is a symbolic link")
+    return target
+
+
+def ensure_dir(root: Path) -> Path:
+    """Create the output directory and check that it is writable; one clear line (exit 2) otherwise."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputDirError(f"cannot create output directory {root}: {exc.strerror or exc}") from None
+    if not root.is_dir():
+        raise OutputDirError(f"output path {root} exists and is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ckspace-probe-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputDirError(f"output directory {root} is not writable: {exc.strerror or exc}") from None
+    return root
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path` through a temporary file in the same directory and a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@dataclass
+class WriteStats:
+    written: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    kept_edited: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale removed"
+        if self.kept_edited:
+            text += f", {len(self.kept_edited)} stale but edited by hand (kept)"
+        return text
+
+
+class Writer:
+    """Writes generated files under `root` safely and incrementally, and keeps the manifest."""
+
+    def __init__(self, root: Path):
+        self.root = ensure_dir(Path(root))
+        self.previous = load(self.root)
+        self.files: dict[str, str] = {}  # rel path -> digest of what was generated now
+        self.stats = WriteStats()
+        self._dirs: set[Path] = set()
+
+    def write(self, rel: str, text: str | bytes, mode: int = 0o644) -> bool:
+        """Write one generated file; return True when its content changed (or it was new)."""
+        data = text.encode() if isinstance(text, str) else text
+        rel = safe_relpath(rel)
+        if rel in self.files:
+            raise CkspaceError(f"internal error: {rel} generated twice")
+        path = self.root / rel
+        parent = path.parent
+        if parent not in self._dirs:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise OutputDirError(f"cannot create {parent}: {exc.strerror or exc}") from None
+            check_inside(self.root, rel)
+            self._dirs.add(parent)
+        elif path.is_symlink():
+            raise UsageError(f"refusing to write {rel!r}: it is a symbolic link")
+        h = digest(data)
+        self.files[rel] = h
+        try:
+            if path.stat().st_size == len(data) and path.read_bytes() == data:
+                self.stats.unchanged += 1
+                return False
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise OutputDirError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            atomic_write(path, data, mode)
+        except OSError as exc:
+            raise OutputDirError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self.stats.written += 1
+        return True
+
+    def remove_stale(self, keep: Iterable[str] = ()) -> None:
+        """Delete files the previous manifest generated that are not generated now (unless edited by hand)."""
+        keep = set(keep) | set(self.files)
+        for rel, old_digest in sorted(self.previous.get("files", {}).items()):
+            if rel in keep:
+                continue
+            try:
+                path = check_inside(self.root, rel)
+            except CkspaceError:
+                continue  # a manifest edited to point outside: never follow it
+            if not path.is_file():
+                continue
+            try:
+                if digest(path.read_bytes()) != old_digest:
+                    self.stats.kept_edited.append(rel)
+                    continue
+                path.unlink()
+                self.stats.removed += 1
+            except OSError:
+                continue
+            _prune_empty_dirs(self.root, path.parent)
+
+    def finish(self, manifest: Mapping[str, object]) -> Path:
+        """Write manifest.json (listing every generated file) last, so a crash never loses track of files."""
+        body = dict(manifest)
+        body["format"] = FORMAT
+        body["files"] = dict(sorted(self.files.items()))
+        text = json.dumps(body, indent=1, sort_keys=False) + "\n"
+        path = self.root / MANIFEST
+        data = text.encode()
+        try:
+            if not (path.is_file() and path.read_bytes() == data):
+                atomic_write(path, data)
+        except OSError as exc:
+            raise OutputDirError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return path
+
+
+def _prune_empty_dirs(root: Path, start: Path) -> None:
+    real_root = root.resolve()
+    d = start
+    while d.resolve() != real_root and real_root in d.resolve().parents:
+        try:
+            d.rmdir()  # only when empty
+        except OSError:
+            return
+        d = d.parent
+
+
+def load(root: Path) -> dict:
+    """The manifest of `root`, or an empty one. A broken manifest counts as none (nothing is deleted then)."""
+    path = Path(root) / MANIFEST
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict):
+        return {}
+    return data
+
+
+def require(root: Path) -> dict:
+    """The manifest of an emitted directory, or a usage error."""
+    data = load(root)
+    if not data.get("kernels"):
+        raise UsageError(f"{root} has no {MANIFEST} from `ckspace emit`; run `ckspace emit ... -o {root}` first")
+    return data

@@ -1,0 +1,303 @@
+"""The nearest valid kernels to a rejected one, and the smallest fix of one rule, found by CP-SAT.
+
+Nearest means the fewest changed fields of the name. A stratum (variant, ndim, dtype) is one CP-SAT model holding
+every folded rule of the active families (ckspace.folded), built once per stratum and cloned per question; each
+free field gets one literal per domain value, and the objective weighs them:
+
+    W * (number of changed fields) + (how far each changed number moved, counted in domain steps)
+
+so the number of changed fields decides, and among equally few changes the smaller moves win (tile_m 96 becomes
+80 or 112 before 256). Remaining ties are broken by the solver's fixed search (one worker, seed 0: the same input
+gives the same answer) and the list is sorted by (changes, distance, name). The k-th neighbour comes from solving
+again with the earlier ones forbidden (a no-good clause over the name fields). The derived warp_tile_k is a field
+of the name, so a change that moves it counts it too.
+
+The problem fields (variant, ndim, dtype) stay as asked: a user needs a kernel for their convolution. Only when
+the asked stratum has no valid kernel at all (or is not modelled, e.g. dtype fp8) is the search widened to the
+other ndim and dtype of the variant, each changed problem field counting as a changed field.
+
+No enumeration is involved: the search works the same in the open space (`--rules -ck-curation`, ~10^12 kernels).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from ortools.sat.python import cp_model
+
+from ..rules import expr as E
+from ..rules.check import breaks
+from ..solve.cpsat import Compiler, new_variable
+from ..rules.data import FieldDef, Rule
+from ..errors import CkspaceError
+from .explainer import Neighbour, changes_between, domain_reasons
+from ..solve.folded import fold_constraints
+from ..rules.model import Model, Stratum, kind_of_variant
+from ..rules.names import format_name
+
+
+W_CHANGE = 100_000  # one changed field outweighs any sum of step distances (at most a few hundred)
+W_PROBLEM = 10_000  # own_fix: among as few changes, keep variant/ndim/dtype
+W_WHEN_OFF = 5_000  # own_fix: among as few changes, meet the rule's requirement rather than make it not apply
+TIME_LIMIT = 10.0  # seconds per solve; hit only on pathological inputs, and then reported (optimal: false)
+
+
+def _params(solver: cp_model.CpSolver) -> None:
+    p = solver.parameters
+    p.num_workers = 1  # deterministic: one worker and a fixed seed give the same answer every run
+    p.random_seed = 0
+    # Measured with scripts/bench_explain.py-style batches (gfx950 and gfx942, curated and open): on these small,
+    # table-heavy models presolve and the LP relaxation cost more than they save; without them a question with
+    # three neighbours takes about 0.1 s instead of 0.2-0.3 s.
+    p.cp_model_presolve = False
+    p.linearization_level = 0
+    p.max_time_in_seconds = TIME_LIMIT
+
+
+def distance(f: FieldDef, value: object, asked: object) -> int:
+    """Steps between two values of a numeric field: 1 for a neighbour in the domain, more for farther ones.
+
+    The asked value may lie outside the domain (tile_m 300): then the steps are counted from where it would sit.
+    Enum and Boolean fields have no order: 0 (their change is already counted).
+    """
+    if f.type != "int" or not isinstance(asked, int) or isinstance(asked, bool) or value == asked:
+        return 0
+    values = sorted(f.values)
+    lo, hi = (value, asked) if value < asked else (asked, value)  # type: ignore[operator]
+    between = bisect.bisect_left(values, hi) - bisect.bisect_right(values, lo)
+    return 1 + max(between, 0)
+
+
+def _same(a: object, b: object) -> bool:
+    return a == b and isinstance(a, bool) == isinstance(b, bool)
+
+
+@dataclass
+class _Base:
+    """The CP-SAT model of one stratum, and the value literals of its free fields."""
+
+    stratum: Stratum
+    consts: dict[str, object]
+    free: list[FieldDef]
+    cp: cp_model.CpModel | None  # None: a rule folds to false, the stratum has no kernel
+    lits: dict[str, dict[object, object]]  # field -> value -> literal "field == value"
+
+
+def _value_literals(cp: cp_model.CpModel, f: FieldDef, var: object) -> dict[object, object]:
+    if f.type == "bool":
+        return {False: var.negated(), True: var}  # type: ignore[attr-defined]
+    out = {}
+    for i, value in enumerate(f.values):
+        code = i if f.type == "enum" else value
+        lit = cp.new_bool_var(f"{f.name}=={value}")
+        cp.add(var == code).only_enforce_if(lit)
+        cp.add(var != code).only_enforce_if(lit.negated())
+        out[value] = lit
+    cp.add_exactly_one(out.values())
+    return out
+
+
+class NeighbourSearch:
+    """Nearest valid kernels under one model (arch and rule families). Strata models are kept for later names."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._bases: dict[Stratum, _Base] = {}
+
+    def base(self, stratum: Stratum) -> _Base:
+        hit = self._bases.get(stratum)
+        if hit is not None:
+            return hit
+        model = self.model
+        consts, constraints, infeasible = fold_constraints(model, stratum, model.rules_for(stratum.kind), [])
+        free = [f for f in model.fields(stratum.kind) if f.name not in consts]
+        base = _Base(stratum, consts, free, None, {})
+        if not infeasible:
+            cp = cp_model.CpModel()
+            variables = {f.name: new_variable(cp, f) for f in free}
+            compiler = Compiler(cp, model.data.fields, variables)
+            for c in constraints:
+                when = compiler.lit_term(c.when)
+                if when is False:
+                    continue
+                compiler.post(c.require, [] if when is True else [when])
+            base.cp = cp
+            base.lits = {f.name: _value_literals(cp, f, variables[f.name]) for f in free}
+        self._bases[stratum] = base
+        return base
+
+    # -- the search -----------------------------------------------------------------------------------------------
+    def nearest(self, cfg: Mapping[str, object], n: int) -> tuple[list[Neighbour], dict[str, object]]:
+        """Up to `n` nearest valid kernels, and a description of where they were searched."""
+        variant = str(cfg.get("variant"))
+        kind = kind_of_variant(variant)
+        order = [f.name for f in self.model.fields(kind)]
+        asked = Stratum(variant, cfg.get("ndim"), cfg.get("dtype"))  # type: ignore[arg-type]
+        modelled = asked in self.model.strata
+        info: dict[str, object] = {"requested": n, "arch": self.model.arch}
+        found = self._solve(self.base(asked), cfg, n, order) if modelled else []
+        if found:
+            info.update(scope="stratum", strata=[asked.label()],
+                        text=f"same variant, ndim and dtype ({asked.label()})")
+        else:
+            others = [s for s in self.model.strata if s.variant == variant and s != asked]
+            others.sort(key=lambda s: (sum(not _same(cfg.get(k), v) for k, v in s.constants().items()), s.ndim, s.dtype))
+            for st in others:
+                found += self._solve(self.base(st), cfg, n, order)
+            why = (f"{asked.label()} has no valid kernel on {self.model.arch} under these rules" if modelled
+                   else f"ndim {cfg.get('ndim')!r} / dtype {cfg.get('dtype')!r} is not modelled")
+            if found:
+                info.update(scope="widened", strata=[s.label() for s in others],
+                            text=f"{why}; searched the other ndim and dtype of {variant}")
+            else:
+                info.update(scope="none", strata=[s.label() for s in others],
+                            text=f"{why}, and no {variant} kernel of any ndim or dtype is valid there either")
+        found.sort(key=lambda item: item[0])
+        info["found"] = min(n, len(found))
+        return [nb for _, nb in found[:n]], info
+
+    def _solve(self, base: _Base, cfg: Mapping[str, object], n: int, order: Sequence[str]) -> list[tuple[tuple, Neighbour]]:
+        if base.cp is None:
+            return []
+        # A clone keeps the variable indices, so the base model's literals name the same variables in it.
+        cp = base.cp.clone()
+        terms = []
+        for f in base.free:
+            asked = cfg.get(f.name)
+            for value, lit in base.lits[f.name].items():
+                weight = (0 if _same(value, asked) else W_CHANGE) + distance(f, value, asked)
+                if weight:
+                    terms.append((lit, weight))
+        if terms:
+            cp.minimize(sum(weight * lit for lit, weight in terms))  # type: ignore[misc]
+        solver = cp_model.CpSolver()
+        _params(solver)
+        out: list[tuple[tuple, Neighbour]] = []
+        named = [f for f in base.free if not f.derived]  # derived fields follow from these
+        for _ in range(n):
+            status = solver.solve(cp)
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
+            values = {f.name: _value(solver, base, f) for f in base.free}
+            cp.add_bool_or([_negated(base.lits[f.name][values[f.name]]) for f in named])
+            full = {**base.consts, **values}
+            if not self._valid(full):
+                continue  # the two readers of the rules disagree: never offer it (the tests keep this empty)
+            try:
+                name = format_name(full)
+            except (ValueError, TypeError, KeyError):
+                continue
+            changes = changes_between(cfg, full, order)
+            dist = sum(distance(self.model.data.fields[c.field], c.after, c.before) for c in changes)
+            out.append(((len(changes), dist, name), Neighbour(name, changes, status == cp_model.OPTIMAL)))
+        return out
+
+    def _valid(self, full: Mapping[str, object]) -> bool:
+        kind = kind_of_variant(str(full["variant"]))
+        return not domain_reasons(self.model, full) and not any(breaks(r, full, self.model) for r in self.model.rules_for(kind))
+
+
+def _value(solver: cp_model.CpSolver, base: _Base, f: FieldDef) -> object:
+    """The solved value of a field, read from its value literals."""
+    for value, lit in base.lits[f.name].items():
+        if solver.boolean_value(lit):
+            return value
+    raise AssertionError(f"no value literal of {f.name} is true")
+
+
+def _negated(lit: object) -> object:
+    return lit.negated()  # type: ignore[attr-defined]
+
+
+# -- one rule on its own ---------------------------------------------------------------------------------------------
+def own_fix(model: Model, cfg: Mapping[str, object], rule: Rule) -> dict[str, object] | None:
+    """The smallest change of the rule's own fields (and no other) after which the config no longer breaks it.
+
+    This is what makes a reported rule a reason in its own right: fixing only what it mentions silences it. Fewest
+    changed fields first; among as few, one that keeps the problem fields (variant, ndim, dtype). The problem
+    fields a rule reads are tried value by value (the solver cannot index a fact such as `arch.warp_tiles[dtype]`
+    by a variable), the asked values first; the variant leaves its kernel family (GEMM or depthwise) only when
+    nothing else satisfies the rule. None when no change of the rule's own fields satisfies it (or the rule cannot
+    be compiled for this config).
+    """
+    fields = model.data.fields
+    own = [fields[name] for name in sorted(rule.fields) if name in fields]
+    kind = kind_of_variant(str(cfg.get("variant")))
+    best = _best_fix(model, cfg, rule, own, lambda v: kind_of_variant(str(v)) == kind)
+    if best is None and any(f.name == "variant" for f in own):
+        # Only another kernel family satisfies it (a rule against depthwise kernels as such): say so.
+        best = _best_fix(model, cfg, rule, own, lambda v: True)
+    if best is None or breaks(rule, {**cfg, **best}, model):  # both readers must agree, or nothing is shown
+        return None
+    return best
+
+
+def _best_fix(model: Model, cfg: Mapping[str, object], rule: Rule, own: Sequence[FieldDef],
+              variant_ok: Callable[[object], bool]) -> dict[str, object] | None:
+    """own_fix over the problem-field values allowed by `variant_ok`, cheapest first, pruned by the best so far."""
+    problem = [f for f in own if f.stratum]
+    choices = [[v for v in f.values if f.name != "variant" or variant_ok(v)] for f in problem]
+    combos = sorted(itertools.product(*choices),
+                    key=lambda c: sum(not _same(v, cfg.get(f.name)) for f, v in zip(problem, c)))
+    best: tuple[int, dict[str, object]] | None = None
+    for combo in combos:
+        moved = {f.name: v for f, v in zip(problem, combo) if not _same(v, cfg.get(f.name))}
+        floor = len(moved) * (W_CHANGE + W_PROBLEM)
+        if best is not None and floor >= best[0]:
+            continue  # even with nothing else changed it cannot beat the best fix found
+        trial = {**cfg, **dict(zip((f.name for f in problem), combo))}
+        found = _fix_rest(model, trial, rule, [f for f in own if not f.stratum])
+        if found is None:
+            continue
+        cost, rest = found
+        if best is None or floor + cost < best[0]:
+            best = (floor + cost, {**moved, **rest})
+    return None if best is None else best[1]
+
+
+def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
+              free: Sequence[FieldDef]) -> tuple[int, dict[str, object]] | None:
+    """With the problem fields fixed as in `cfg`: the cheapest change of `free` that satisfies the rule."""
+    env = {k: v for k, v in cfg.items() if k not in {f.name for f in free}}
+    try:
+        when = E.fold(rule.when, env, model.resolve)
+        require = E.fold(rule.require, env, model.resolve)
+        if isinstance(when, E.Const) and not when.value:
+            return W_WHEN_OFF, {}  # the problem fields alone switched the rule off
+        if isinstance(when, E.Const) and isinstance(require, E.Const):
+            return (0, {}) if require.value else None
+        cp = cp_model.CpModel()
+        variables = {f.name: new_variable(cp, f) for f in free}
+        compiler = Compiler(cp, model.data.fields, variables)
+        w = compiler.lit_term(when)
+        if w is False:
+            return W_WHEN_OFF, {}
+        compiler.post(require, [] if w is True else [w])
+    except (CkspaceError, TypeError, ValueError, KeyError, OverflowError, RuntimeError):
+        return None  # e.g. an 18-digit value from the name that does not fit the solver's int64
+    lits = {f.name: _value_literals(cp, f, variables[f.name]) for f in free}
+    terms = [(lit, W_CHANGE + distance(f, value, cfg.get(f.name)))
+             for f in free for value, lit in lits[f.name].items() if not _same(value, cfg.get(f.name))]
+    if w is not True:  # prefer meeting the requirement to switching the rule off (ck.tile off by split_image)
+        off = cp.new_bool_var("when_off")
+        cp.add_implication(off, w.negated())  # type: ignore[union-attr]
+        cp.add_implication(w.negated(), off)  # type: ignore[union-attr]
+        terms.append((off, W_WHEN_OFF))
+    if terms:
+        cp.minimize(sum(weight * lit for lit, weight in terms))  # type: ignore[misc]
+    solver = cp_model.CpSolver()
+    _params(solver)
+    try:
+        if solver.solve(cp) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+    except (OverflowError, RuntimeError, ValueError):
+        return None
+    fix = {}
+    for f in free:
+        value = next(v for v, lit in lits[f.name].items() if solver.boolean_value(lit))
+        if not _same(value, cfg.get(f.name)):
+            fix[f.name] = value
+    return (round(solver.objective_value) if terms else 0), fix

@@ -1,0 +1,137 @@
+"""Checking one concrete config against the rules in plain Python, without the solver.
+
+This is the independent oracle of the tests and the engine of `explain`: for every rule it evaluates `when` and
+`require` directly on the config's values and renders the rule's message with the real numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from . import expr as E
+from .data import Rule, message_parts
+from ..errors import ExprError
+from .model import Model, kind_of_variant
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: Rule
+    message: str
+
+    @property
+    def id(self) -> str:
+        return self.rule.id
+
+    @property
+    def family(self) -> str:
+        return self.rule.family
+
+
+def domain_violations(model: Model, config: Mapping[str, object]) -> list[str]:
+    """Fields missing or outside their modelled domain (`model.domain`)."""
+    kind = kind_of_variant(str(config.get("variant")))
+    problems = []
+    for f in model.fields(kind):
+        if f.derived and f.name not in config:
+            continue
+        value = config.get(f.name)
+        if value not in f.values or (f.type == "bool") != isinstance(value, bool):
+            shown = _show_domain(f.values)
+            problems.append(f"{f.name} {value!r} is outside the modelled space: {shown}")
+    return problems
+
+
+def _show_domain(values: tuple) -> str:
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and len(values) > 6:
+        step = values[1] - values[0]
+        if all(b - a == step for a, b in zip(values, values[1:])):
+            return f"{values[0]}..{values[-1]} in steps of {step}"
+    return ", ".join(str(v) for v in values)
+
+
+def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
+    """True when the config breaks the rule: `when` holds and `require` does not."""
+    try:
+        return bool(E.evaluate(rule.when, config, model.resolve)) and not E.evaluate(rule.require, config, model.resolve)
+    except KeyError:
+        return False  # the rule reads a field this config does not have (the other kernel family)
+
+
+def violations(model: Model, config: Mapping[str, object], all_families: bool = False) -> list[Violation]:
+    """Every rule the config breaks, with its message; optional families too when `all_families`."""
+    kind = kind_of_variant(str(config.get("variant")))
+    rules = model.all_rules_for(kind) if all_families else model.rules_for(kind)
+    return [Violation(r, render(r, config, model)) for r in rules if breaks(r, config, model)]
+
+
+def is_valid(model: Model, config: Mapping[str, object]) -> bool:
+    kind = kind_of_variant(str(config.get("variant")))
+    if domain_violations(model, config):
+        return False
+    return not any(breaks(r, config, model) for r in model.rules_for(kind))
+
+
+def render(rule: Rule, config: Mapping[str, object], model: Model) -> str:
+    """The rule's message with the config's numbers filled in."""
+    out = []
+    for text, expr_text, fmt in message_parts(rule.message):
+        out.append(text)
+        if not expr_text:
+            continue
+        if expr_text == "expected":
+            value = _derived_expected(rule, config, model)
+        elif expr_text == "allowed":
+            value = ", ".join(allowed_values(rule, config, model)) or "none"
+        else:
+            node = model.data.macros.expand(E.parse(expr_text, _names(model), model.data.namespaces, "message"))
+            try:
+                value = E.evaluate(node, config, model.resolve)
+            except (KeyError, ExprError):
+                value = "?"
+        out.append(_format(value, fmt))
+    return "".join(out)
+
+
+def _names(model: Model) -> dict[str, object]:
+    return {**model.data.fields, **dict.fromkeys(model.data.derives)}
+
+
+def _derived_expected(rule: Rule, config: Mapping[str, object], model: Model) -> object:
+    assert isinstance(rule.require, E.Cmp)
+    return E.evaluate(rule.require.right, config, model.resolve)
+
+
+def _format(value: object, fmt: str) -> str:
+    if fmt == "d":
+        return str(int(value))  # type: ignore[arg-type]
+    if fmt == "x":
+        items = list(getattr(value, "rows", value))  # type: ignore[arg-type]
+        return " ".join("x".join(str(v) for v in item) if isinstance(item, tuple) else str(item) for item in items) or "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def allowed_values(rule: Rule, config: Mapping[str, object], model: Model) -> list[str]:
+    """For a membership rule: the values of its `allowed` fields that would satisfy it, the rest of the config fixed.
+
+    Evaluated by trying every domain value of those fields (a small product), with the plain check.
+    """
+    if not rule.allowed:
+        return []
+    import itertools
+
+    domains = [model.data.fields[f].values for f in rule.allowed]
+    size = 1
+    for d in domains:
+        size *= len(d)
+    if size > 20000:
+        return []
+    found = []
+    for combo in itertools.product(*domains):
+        trial = {**config, **dict(zip(rule.allowed, combo))}
+        if not breaks(rule, trial, model):
+            found.append("/".join(str(v) for v in combo) if len(combo) > 1 else str(combo[0]))
+    return found

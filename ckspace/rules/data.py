@@ -1,0 +1,348 @@
+"""Loading the rule data under constraints/: fields, derived fields, arch facts, tables and rule files.
+
+The engine reads only what is here, so adding an arch, a tile or a rule is a data change. Every problem in a file
+becomes one DataError line naming the file and the entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from . import expr as E
+from ..errors import DataError, ExprError
+from .relation import Relation
+
+KINDS = ("gemm", "depthwise")
+RULE_KEYS = {"id", "family", "kind", "when", "require", "message", "rationale", "source", "allowed", "reject", "accept", "arch"}
+
+
+def default_constraints_dir() -> Path:
+    """constraints/ of this checkout, or the copy installed inside the package."""
+    here = Path(__file__).resolve().parents[1]  # the ckspace package (this module sits in one of its layers)
+    repo = here.parent / "constraints"
+    if (repo / "fields.toml").is_file():
+        return repo
+    installed = here / "constraints"
+    if (installed / "fields.toml").is_file():
+        return installed
+    try:
+        from importlib.resources import files
+
+        return Path(str(files("ckspace.constraints")))
+    except (ImportError, ModuleNotFoundError):  # pragma: no cover
+        return repo
+
+
+def data_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.toml") if p.is_file())
+
+
+def digest_dir(root: Path) -> str:
+    """A digest of every data file (path and bytes): the cache key's view of the rules."""
+    h = hashlib.sha256()
+    for path in data_files(root):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def read_toml(path: Path, root: Path) -> dict[str, Any]:
+    rel = path.relative_to(root.parent) if root.parent in path.parents else path
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise DataError(f"{rel}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{rel}: invalid TOML: {exc}") from None
+
+
+@dataclass(frozen=True)
+class FieldDef:
+    name: str
+    kind: str  # gemm | depthwise | both
+    type: str  # int | bool | enum
+    values: tuple
+    stratum: bool = False
+    derived: bool = False
+    doc: str = ""
+
+    def applies_to(self, kind: str) -> bool:
+        return self.kind in (kind, "both")
+
+
+@dataclass(frozen=True)
+class DeriveDef:
+    field: str
+    kind: str
+    expr: E.Node
+    source: str
+    output_only: bool  # block_per_cu: reported, not a field of the name
+
+    def applies_to(self, kind: str) -> bool:
+        return self.kind in (kind, "both")
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    default: bool
+    doc: str
+    switchable: bool = True
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One documented rule: `when` implies `require`. A config breaks it when `when` holds and `require` does not."""
+
+    id: str
+    family: str
+    kind: str
+    when: E.Node
+    require: E.Node
+    message: str
+    rationale: str
+    source: str
+    file: str
+    allowed: tuple[str, ...] = ()  # fields whose allowed values the message may list ({allowed})
+    fields: frozenset[str] = field(default=frozenset())
+    reject: tuple[str, ...] = ()  # example kernel names the rule rejects (tested)
+    accept: tuple[str, ...] = ()  # example kernel names the rule accepts (tested)
+    example_arch: str = "gfx950"  # the arch the examples are meant for
+
+    def applies_to(self, kind: str) -> bool:
+        return self.kind in (kind, "both")
+
+
+@dataclass
+class DataSet:
+    root: Path
+    fields: dict[str, FieldDef]
+    derives: dict[str, DeriveDef]
+    families: dict[str, Family]
+    archs: dict[str, dict[str, Any]]
+    tables: dict[str, Relation]
+    ck_raw: dict[str, dict[str, Any]]
+    rules: list[Rule]
+    macros: "Macros" = None  # type: ignore[assignment]
+    namespaces: frozenset[str] = frozenset()
+
+    @cached_property
+    def digest(self) -> str:
+        return digest_dir(self.root)
+
+    def field_names(self, kind: str) -> list[str]:
+        return [f.name for f in self.fields.values() if f.applies_to(kind)]
+
+
+def _field_values(name: str, spec: dict[str, Any], rel: str) -> tuple:
+    ftype = spec.get("type")
+    if ftype == "bool":
+        return (False, True)
+    if "values" in spec:
+        return tuple(spec["values"])
+    if "range" in spec:
+        lo, hi, step = spec["range"]
+        return tuple(range(lo, hi + 1, step))
+    raise DataError(f"{rel}: field {name!r} needs 'values' or 'range'")
+
+
+def load(root: Path | None = None) -> DataSet:
+    root = (root or default_constraints_dir()).resolve()
+    if not (root / "fields.toml").is_file():
+        raise DataError(f"{root}: not a constraints directory (no fields.toml)")
+    raw_fields = read_toml(root / "fields.toml", root)
+    fields: dict[str, FieldDef] = {}
+    for name, spec in raw_fields.get("field", {}).items():
+        if spec.get("type") not in ("int", "bool", "enum") or spec.get("kind") not in (*KINDS, "both"):
+            raise DataError(f"fields.toml: field {name!r}: type must be int|bool|enum and kind gemm|depthwise|both")
+        fields[name] = FieldDef(
+            name, spec["kind"], spec["type"], _field_values(name, spec, "fields.toml"),
+            bool(spec.get("stratum")), bool(spec.get("derived")), spec.get("doc", ""),
+        )
+    archs = {}
+    for path in sorted((root / "archs").glob("*.toml")):
+        facts = read_toml(path, root)
+        for key in ("name", "warp_size", "lds_bytes", "wave_layouts", "warp_tiles"):
+            if key not in facts:
+                raise DataError(f"archs/{path.name}: missing {key!r}")
+        archs[facts["name"]] = _freeze(facts)
+    tables: dict[str, Relation] = {}
+    ck_raw: dict[str, dict[str, Any]] = {}
+    for path in sorted((root / "tables").rglob("*.toml")):
+        content = read_toml(path, root)
+        if path.parent.name == "ck":
+            ck_raw[path.stem] = content
+            continue
+        for tname, spec in content.get("table", {}).items():
+            try:
+                tables[f"{path.stem}.{tname}"] = Relation.build(
+                    f"{path.stem}.{tname}", spec["columns"], spec["rows"], spec.get("source", "")
+                )
+            except (KeyError, ValueError, TypeError) as exc:
+                raise DataError(f"tables/{path.name}: table {tname!r}: {exc}") from None
+    families = {
+        "model": Family("model", True, "field domains and derived fields; always on", switchable=False),
+    }
+    fam_raw = read_toml(root / "families.toml", root) if (root / "families.toml").is_file() else {}
+    for name, spec in fam_raw.get("family", {}).items():
+        families[name] = Family(name, bool(spec.get("default", False)), spec.get("doc", ""))
+    namespaces = {"arch", "ck", *(t.split(".")[0] for t in tables)}
+    derive_specs = raw_fields.get("derive", {})
+    names = {**fields, **dict.fromkeys(derive_specs)}
+    derives: dict[str, DeriveDef] = {}
+    for name, spec in derive_specs.items():
+        try:
+            node = E.parse(spec["expr"], names, namespaces, f"derived field {name}")
+        except (ExprError, KeyError) as exc:
+            raise DataError(f"fields.toml: derive.{name}: {exc}") from None
+        derives[name] = DeriveDef(name, spec.get("kind", "gemm"), node, spec.get("source", ""), bool(spec.get("output_only")))
+    macros = Macros({n: d.expr for n, d in derives.items() if d.output_only})
+    derives = {n: DeriveDef(d.field, d.kind, macros.expand(d.expr), d.source, d.output_only) for n, d in derives.items()}
+    rules = _load_rules(root, names, families, namespaces, macros)
+    return DataSet(root, fields, derives, families, archs, tables, ck_raw, rules, macros, frozenset(namespaces))
+
+
+def _freeze(value: Any) -> Any:
+    """Lists become tuples so that facts can be members of sets and compared with tuples of fields."""
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _freeze(v) for k, v in value.items()}
+    return value
+
+
+class Macros:
+    """Output-only derived quantities (threads, elem_bytes, lds_bytes, ...) that rules may read by name.
+
+    They are expanded into their formulas when a rule is loaded, so neither the plain-Python check nor the solver
+    needs to know about them.
+    """
+
+    def __init__(self, nodes: Mapping[str, E.Node]):
+        self.nodes = dict(nodes)
+
+    def expand(self, node: E.Node, stack: tuple[str, ...] = ()) -> E.Node:
+        if isinstance(node, E.Field) and node.name in self.nodes:
+            if node.name in stack:
+                raise DataError(f"fields.toml: derived fields form a cycle: {' -> '.join((*stack, node.name))}")
+            return self.expand(self.nodes[node.name], (*stack, node.name))
+        kids = E.children(node)
+        if not kids:
+            return node
+        return E.rebuild(node, tuple(self.expand(k, stack) for k in kids))
+
+
+def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str, Family], namespaces: set[str],
+                macros: Macros) -> list[Rule]:
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for path in sorted((root / "rules").glob("*.toml")):
+        rel = f"rules/{path.name}"
+        content = read_toml(path, root)
+        for i, spec in enumerate(content.get("rule", [])):
+            rid = spec.get("id") or f"#{i + 1}"
+            where = f"{rel}: rule {rid}"
+            unknown = set(spec) - RULE_KEYS
+            if unknown:
+                raise DataError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+            for key in ("id", "family", "require", "message", "rationale", "source"):
+                if not isinstance(spec.get(key), str) or not spec[key].strip():
+                    raise DataError(f"{where}: missing or empty {key!r}")
+            if rid in seen:
+                raise DataError(f"{where}: duplicate id (also in {seen[rid]})")
+            if spec["family"] not in families or spec["family"] == "model":
+                raise DataError(f"{where}: unknown family {spec['family']!r} (families.toml lists {', '.join(families)})")
+            kind = spec.get("kind", "gemm")
+            if kind not in (*KINDS, "both"):
+                raise DataError(f"{where}: kind must be gemm, depthwise or both")
+            try:
+                when = macros.expand(E.parse(spec.get("when", "true"), fields, namespaces, f"rule {rid} 'when'"))
+                require = macros.expand(E.parse(spec["require"], fields, namespaces, f"rule {rid} 'require'"))
+                _check_message(spec["message"], fields, namespaces, rid)
+            except ExprError as exc:
+                raise DataError(f"{rel}: {exc}") from None
+            allowed = tuple(spec.get("allowed", ()))
+            for f in allowed:
+                if f not in fields:
+                    raise DataError(f"{where}: 'allowed' names unknown field {f!r}")
+            seen[rid] = rel
+            rules.append(Rule(
+                rid, spec["family"], kind, when, require, spec["message"].strip(), " ".join(spec["rationale"].split()),
+                spec["source"].strip(), rel, allowed, E.fields_of(when) | E.fields_of(require),
+                _names_list(spec.get("reject"), where), _names_list(spec.get("accept"), where), spec.get("arch", "gfx950"),
+            ))
+    return rules
+
+
+def _names_list(value: object, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise DataError(f"{where}: 'reject' and 'accept' are kernel names (a string or a list of strings)")
+    return tuple(items)
+
+
+def message_parts(template: str) -> list[tuple[str, str, str]]:
+    """Split a message template into (text, expression, format) triples; `{expr:fmt}` marks an expression."""
+    parts: list[tuple[str, str, str]] = []
+    i = 0
+    text = ""
+    while i < len(template):
+        c = template[i]
+        if c == "{":
+            j = template.find("}", i)
+            if j < 0:
+                raise ExprError(f"unclosed '{{' in message {template!r}")
+            inner = template[i + 1 : j]
+            expr_text, _, fmt = inner.partition(":") if not inner.startswith("allowed") else (inner, "", "")
+            parts.append((text, expr_text.strip(), fmt.strip()))
+            text = ""
+            i = j + 1
+        else:
+            text += c
+            i += 1
+    parts.append((text, "", ""))
+    return parts
+
+
+def _check_message(template: str, fields: Mapping[str, object], namespaces: set[str], rid: str) -> None:
+    for _, expr_text, _ in message_parts(template):
+        if expr_text and expr_text != "allowed":
+            E.parse(expr_text, fields, namespaces, f"rule {rid} message")
+
+
+def arch_resolver(data: DataSet, arch: str, ck_relations: Callable[[str], Relation]) -> Callable[[tuple[str, ...]], object]:
+    """Resolve data references (`arch.x`, `ck.t`, `derive.t`) for one arch."""
+    facts = data.archs[arch]
+
+    def resolve(path: tuple[str, ...]) -> object:
+        head, rest = path[0], path[1:]
+        if head == "arch":
+            value: object = facts
+            for key in rest:
+                if not isinstance(value, dict) or key not in value:
+                    raise DataError(f"unknown arch fact {'.'.join(path)!r}")
+                value = value[key]
+            return value
+        if head == "ck" and len(rest) == 1:
+            return ck_relations(rest[0])
+        name = ".".join(path)
+        if name in data.tables:
+            return data.tables[name]
+        raise DataError(f"unknown table {name!r}")
+
+    return resolve

@@ -1,0 +1,131 @@
+"""The model for one arch and one choice of rule families: its fields, active rules and data references.
+
+It holds no solver state. `ckspace.check` reads it to test one config in plain Python; `ckspace.cpsat` reads it to
+build CP-SAT models; the two never share evaluation code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterable, Sequence
+
+from . import expr as E
+from .curation import CkCuration
+from .data import DataSet, FieldDef, Rule, arch_resolver
+from ..errors import UsageError
+
+DEPTHWISE_VARIANT = "forward_depthwise"
+
+
+def kind_of_variant(variant: str) -> str:
+    return "depthwise" if variant == DEPTHWISE_VARIANT else "gemm"
+
+
+def resolve_families(data: DataSet, spec: str | Sequence[str] | None) -> frozenset[str]:
+    """`+fam,-fam` edits of the default set; a bare `fam` list replaces it. `full` names the default set."""
+    default = {name for name, fam in data.families.items() if fam.default}
+    if spec is None:
+        return frozenset(default)
+    items = [s.strip() for part in ([spec] if isinstance(spec, str) else spec) for s in part.split(",") if s.strip()]
+    chosen = set(default) if not items or items[0][0] in "+-" else {"model"}
+    for item in items:
+        sign, name = (item[0], item[1:]) if item[0] in "+-" else ("+", item)
+        names = default if name == "full" else {name}
+        for n in names:
+            if n not in data.families:
+                valid = ", ".join(sorted(f for f in data.families if f != "model"))
+                raise UsageError(f"unknown rule family {n!r}; families: {valid} (and 'full' for the default set)")
+            if n == "model" and sign == "-":
+                raise UsageError("the 'model' family (field domains and derived fields) cannot be switched off")
+            if sign == "+":
+                chosen.add(n)
+            else:
+                chosen.discard(n)
+    return frozenset(chosen | {"model"})
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """An independent sub-space: one (variant, ndim, dtype)."""
+
+    variant: str
+    ndim: int
+    dtype: str
+
+    @property
+    def kind(self) -> str:
+        return kind_of_variant(self.variant)
+
+    def constants(self) -> dict[str, object]:
+        return {"variant": self.variant, "ndim": self.ndim, "dtype": self.dtype}
+
+    def label(self) -> str:
+        return f"{self.variant} {self.ndim}d {self.dtype}"
+
+
+class Model:
+    def __init__(self, data: DataSet, arch: str, families: frozenset[str]):
+        if arch not in data.archs:
+            raise UsageError(f"unknown arch {arch!r}; archs: {', '.join(sorted(data.archs))}")
+        self.data = data
+        self.arch = arch
+        self.families = families
+        self.curation = CkCuration(data.ck_raw, data.archs[arch])
+        self.resolve = arch_resolver(data, arch, self.curation.relation)
+
+    # -- fields ---------------------------------------------------------------------------------------------------
+    def fields(self, kind: str) -> list[FieldDef]:
+        return [f for f in self.data.fields.values() if f.applies_to(kind)]
+
+    @cached_property
+    def strata(self) -> list[Stratum]:
+        fv = self.data.fields
+        out = []
+        for variant in fv["variant"].values:
+            for ndim in fv["ndim"].values:
+                for dtype in fv["dtype"].values:
+                    out.append(Stratum(variant, ndim, dtype))
+        return out
+
+    # -- rules ----------------------------------------------------------------------------------------------------
+    @cached_property
+    def derived_rules(self) -> list[Rule]:
+        """Rules of the built-in `model` family: a name-carried derived field must equal its formula."""
+        out = []
+        for d in self.data.derives.values():
+            if d.output_only:
+                continue
+            out.append(Rule(
+                id=f"model.derived-{d.field}", family="model", kind=d.kind, when=E.Const(True),
+                require=E.Cmp("==", E.Field(d.field), d.expr), message=f"{d.field} {{{d.field}}} does not follow from the rest: the formula gives {{expected}}",
+                rationale=f"{d.field} is derived, never free.", source=d.source, file="fields.toml",
+                fields=frozenset({d.field}) | E.fields_of(d.expr),
+            ))
+        return out
+
+    @cached_property
+    def rules(self) -> list[Rule]:
+        """Active rules: the derived-field rules plus every rule of an enabled family."""
+        return self.derived_rules + [r for r in self.data.rules if r.family in self.families]
+
+    def rules_for(self, kind: str) -> list[Rule]:
+        return [r for r in self.rules if r.applies_to(kind)]
+
+    def all_rules_for(self, kind: str) -> list[Rule]:
+        """Every rule, enabled or not (explain reports optional families too)."""
+        return self.derived_rules + [r for r in self.data.rules if r.applies_to(kind)]
+
+    def validate_references(self) -> None:
+        """Resolve every data reference once, so that a broken rule file fails at start-up with one clear line."""
+        for rule in self.rules:
+            for node in (rule.when, rule.require):
+                for ref in _refs(node):
+                    self.resolve(ref)
+
+
+def _refs(node: E.Node) -> Iterable[tuple[str, ...]]:
+    if isinstance(node, E.Ref):
+        yield node.path
+    for child in E.children(node):
+        yield from _refs(child)

@@ -1,0 +1,143 @@
+"""One CP-SAT model per bag: build it from the bag's constraints, enumerate it, remember the rows.
+
+A bag is a small set of fields with the constraints that lie inside it and implied projections of larger table
+constraints. Its rows are its local solutions, as raw solver values (enum codes, 0/1, integers), sorted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from ..rules.data import FieldDef
+from .folded import Constraint
+
+Row = tuple[int, ...]  # raw solver values of a bag's fields
+Key = tuple[int, ...]  # raw values of some of them (a separator)
+
+# Solutions of bag models already solved in this process, keyed by everything a model is built from (fields with
+# their domains, folded and normalized constraints, implied projections, domain restrictions). fp16 and bf16 share
+# CK's tables, and 2D and 3D differ only in the tile lists, so many bags of different strata are the very same
+# CP-SAT model; solving it again would give the same rows. Bounded, least recently used first out.
+_SOLVED: "OrderedDict[tuple, list[Row]]" = OrderedDict()
+SOLVED_LIMIT = 2048
+_TOO_LARGE: dict[tuple, int] = {}  # models known to have more solutions than the limit stored
+
+
+@dataclass
+class Factor:
+    """A bag: a CP-SAT model over `fields`, its place in the join tree, and after solving its local solutions."""
+
+    fields: tuple[str, ...]
+    constraints: list[Constraint]  # every constraint whose scope lies inside the bag
+    implied: list[Constraint]  # projections of larger table constraints onto the bag (remove no solution)
+    parent: int | None = None
+    children: list[int] = field(default_factory=list)
+    key: tuple[int, ...] = ()  # positions, in this bag, of the fields shared with the parent (the separator)
+    parent_key: tuple[int, ...] = ()  # positions of the same fields in the parent
+    own: tuple[int, ...] = ()  # positions of the fields no ancestor holds: this bag supplies their values
+    rows: list[Row] | None = None
+    solver_calls: int = 0
+
+
+@dataclass
+class Stats:
+    """What CP-SAT did for a plan: searches run and the bag rows they listed (memo hits run none)."""
+
+    models: int = 0  # CP-SAT searches run (whole bags, conditioned solves, attempts stopped at a limit)
+    rows: int = 0  # bag rows those searches listed (an attempt stopped at a limit counts limit + 1)
+    overflows: int = 0  # searches stopped at a limit
+
+
+class TooLarge(Exception):
+    """A bag has more local solutions than the caller allowed."""
+
+
+def domain_rows(f: FieldDef) -> list[Row]:
+    """A field no constraint reads: its whole domain, as raw values."""
+    if f.type == "bool":
+        return [(0,), (1,)]
+    if f.type == "enum":
+        return [(i,) for i in range(len(f.values))]
+    return [(v,) for v in f.values]
+
+
+def bag_model(fields: Mapping[str, FieldDef], fac: Factor, narrowed: Iterable[tuple[str, Sequence[int]]] = ()):
+    """The bag's CP-SAT model: a variable per field (narrowed to the given raw values) and every constraint and
+    implied table of the bag. Returns the model and its variables by field name."""
+    from .cpsat import Compiler, Domain, LeanModel, new_variable
+
+    cp = LeanModel()
+    variables = {name: new_variable(cp, fields[name]) for name in fac.fields}
+    for name, values in narrowed:
+        cp.add_linear_expression_in_domain(variables[name], Domain.from_values(list(values)))
+    compiler = Compiler(cp, fields, variables)
+    for c in (*fac.constraints, *fac.implied):
+        when = compiler.lit_term(c.when)
+        if when is False:
+            continue
+        compiler.post(c.require, [] if when is True else [when])
+    return cp, variables
+
+
+def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str, float] | None = None,
+                 domains: Mapping[str, Iterable[int]] | None = None, limit: int | None = None,
+                 stats: Stats | None = None) -> list[Row]:
+    """All assignments of the bag's fields that satisfy its constraints (CP-SAT enumeration), sorted.
+
+    `domains` narrows fields to the given raw values (implied by other factors); with `limit`, more solutions
+    raise TooLarge. `timings` (if given) accumulates CPU seconds spent building models ("compile") and in CP-SAT
+    ("solve"); `stats` (if given) counts the search and its rows.
+    """
+    if not fac.constraints and not fac.implied and not domains:
+        assert len(fac.fields) == 1, fac.fields  # only an untouched field is a bag without constraints
+        return domain_rows(fields[fac.fields[0]])
+    narrowed = tuple((n, tuple(sorted(domains[n]))) for n in fac.fields if domains and n in domains)
+    key = _model_key([fields[n] for n in fac.fields], fac.constraints, fac.implied, narrowed)
+    hit = _SOLVED.get(key)
+    if hit is not None:
+        _SOLVED.move_to_end(key)
+        return hit
+    if limit is not None and _TOO_LARGE.get(key, -1) >= limit:
+        raise TooLarge(fac.fields)
+    from .cpsat import enumerate_all
+
+    t0 = time.process_time()
+    cp, variables = bag_model(fields, fac, narrowed)
+    fac.solver_calls += 1
+    t1 = time.process_time()
+    if stats is not None:
+        stats.models += 1
+    try:
+        rows = enumerate_all(cp, [variables[n] for n in fac.fields], limit)
+    except OverflowError:
+        assert limit is not None
+        _TOO_LARGE[key] = limit
+        if stats is not None:
+            stats.rows += limit + 1
+            stats.overflows += 1
+        raise TooLarge(fac.fields) from None
+    finally:
+        if timings is not None:
+            timings["compile"] = timings.get("compile", 0.0) + t1 - t0
+            timings["solve"] = timings.get("solve", 0.0) + time.process_time() - t1
+    if stats is not None:
+        stats.rows += len(rows)
+    _SOLVED[key] = rows
+    if len(_SOLVED) > SOLVED_LIMIT:
+        _SOLVED.popitem(last=False)
+    return rows
+
+
+def _model_key(defs: Sequence[FieldDef], constraints: Sequence[Constraint], implied: Sequence[Constraint],
+               narrowed: tuple) -> tuple:
+    return (tuple(defs), tuple((c.when, c.require) for c in constraints),
+            tuple((c.when, c.require) for c in implied), narrowed)
+
+
+def clear_memo() -> None:
+    """Forget every solved model (benchmarks measure cold runs with it)."""
+    _SOLVED.clear()
+    _TOO_LARGE.clear()

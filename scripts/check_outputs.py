@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Record or compare the outputs of every command, to show a refactoring changes nothing a user sees.
+
+    python3 scripts/check_outputs.py record FILE     # run the commands, write a digest of each output to FILE
+    python3 scripts/check_outputs.py compare FILE    # run them again; exit 1 and name every command that differs
+
+Each command runs as a whole process (`python -m ckspace ...`) in a fresh cache directory; its exit code, stdout
+and stderr are hashed (emit: every file it writes, by relative path). The list covers enumerate in every format on
+gfx942 and gfx950, the counts, tests/tiny, explain (valid, rejected, JSON, batch), coverage, sample, emit and the
+error lines of bad input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REJECTED = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
+VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
+BATCH = "\n".join([VALID, REJECTED, "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshufle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8",
+                   "grouped_conv_bwd_data_fp32_nhwgc_2d_mem_cshuffle_intrawave_64x64x32_2x2x1_16x16x8_vec1_1_1"]) + "\n"
+
+
+def commands() -> list[tuple[str, list[str], str | None]]:
+    """(label, argv after `ckspace`, stdin) for every command compared."""
+    out: list[tuple[str, list[str], str | None]] = []
+    for arch in ("gfx942", "gfx950"):
+        for fmt in ("names", "json", "jsonl", "csv", "table"):
+            out.append((f"enumerate {arch} {fmt}", ["enumerate", "--arch", arch, "--format", fmt], None))
+        for fmt in ("names", "json", "jsonl", "csv", "table"):
+            out.append((f"count {arch} {fmt}", ["enumerate", "--arch", arch, "--count", "--format", fmt], None))
+        out += [
+            (f"archfilter {arch}", ["enumerate", "--arch", arch, "--rules", "+ck-archfilter", "--count"], None),
+            (f"where {arch}", ["enumerate", "--arch", arch, "--where", "pipeline == 'compv4' and tile_n >= 128",
+                               "--format", "csv"], None),
+            (f"tests {arch}", ["enumerate", "--arch", arch, "--set", "tests"], None),
+            (f"tiny {arch}", ["enumerate", "--arch", arch, "--set", "tiny", "--format", "jsonl"], None),
+            (f"ck-api {arch}", ["enumerate", "--arch", arch, "--ck-api", "2025.11", "--count"], None),
+            (f"explain valid {arch}", ["explain", VALID, "--arch", arch], None),
+            (f"explain rejected {arch}", ["explain", REJECTED, "--arch", arch], None),
+            (f"explain json {arch}", ["explain", REJECTED, "--arch", arch, "--format", "json"], None),
+            (f"explain open {arch}", ["explain", REJECTED, "--arch", arch, "--rules", "-ck-curation"], None),
+            (f"explain batch {arch}", ["explain", "-", "--arch", arch], BATCH),
+            (f"explain batch json {arch}", ["explain", "-", "--arch", arch, "--format", "json"], BATCH),
+            (f"coverage tiny {arch}", ["coverage", "--set", "tiny", "--arch", arch], None),
+            (f"coverage file {arch}", ["coverage", "-", "--arch", arch, "--format", "json"], BATCH),
+            (f"sample {arch}", ["sample", "-n", "30", "--seed", "7", "--stratify", "variant,ndim,dtype",
+                                "--arch", arch, "--format", "csv"], None),
+            (f"sample table {arch}", ["sample", "-n", "12", "--arch", arch, "--format", "table"], None),
+            (f"emit tiny {arch}", ["emit", "--arch", arch, "--set", "tiny", "-o", "{out}"], None),
+            (f"emit 2025.11 {arch}", ["emit", "--arch", arch, "--set", "tiny", "--ck-api", "2025.11", "-o", "{out}"], None),
+        ]
+    out += [
+        ("open count", ["enumerate", "--arch", "gfx950", "--rules", "-ck-curation", "--count"], None),
+        ("gfx90a count", ["enumerate", "--arch", "gfx90a", "--count"], None),
+        ("gfx1201 count", ["enumerate", "--arch", "gfx1201", "--count"], None),
+        ("bad arch", ["enumerate", "--arch", "gfx999"], None),
+        ("bad where", ["enumerate", "--arch", "gfx950", "--where", "tile_q > 1"], None),
+        ("bad name", ["explain", "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x12x_2x2x1_32x32x16_vec8_8_8"], None),
+    ]
+    return out
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def run_all() -> dict[str, dict[str, object]]:
+    results: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "CKSPACE_CACHE_DIR": str(Path(tmp) / "cache"), "COLUMNS": "160"}
+        for i, (label, argv, stdin) in enumerate(commands()):
+            out_dir = Path(tmp) / f"emit{i}"
+            argv = [a.replace("{out}", str(out_dir)) for a in argv]
+            proc = subprocess.run([sys.executable, "-m", "ckspace", *argv], input=(stdin or "").encode(), env=env,
+                                  capture_output=True)
+            entry: dict[str, object] = {"rc": proc.returncode, "stdout": digest(proc.stdout),
+                                        "stderr": digest(proc.stderr.replace(str(out_dir).encode(), b"{out}"))}
+            if out_dir.exists():
+                files = sorted(p for p in out_dir.rglob("*") if p.is_file())
+                entry["files"] = {str(p.relative_to(out_dir)): digest(p.read_bytes()) for p in files}
+            results[label] = entry
+            print(f"{label}: rc {proc.returncode}", file=sys.stderr)
+    return results
+
+
+def main() -> int:
+    if len(sys.argv) != 3 or sys.argv[1] not in ("record", "compare"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    path = Path(sys.argv[2])
+    now = run_all()
+    if sys.argv[1] == "record":
+        path.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(now)} commands in {path}")
+        return 0
+    before = json.loads(path.read_text())
+    differ = [label for label in before if before[label] != now.get(label)]
+    for label in differ:
+        b, a = before[label], now.get(label, {})
+        keys = [k for k in sorted(set(b) | set(a)) if b.get(k) != a.get(k)]
+        print(f"DIFFERS: {label}: {', '.join(keys)}")
+    print(f"{len(before) - len(differ)} of {len(before)} commands give byte-identical output")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

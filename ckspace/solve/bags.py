@@ -27,7 +27,7 @@ _TOO_LARGE: dict[tuple, int] = {}  # models known to have more solutions than th
 
 
 @dataclass
-class Factor:
+class Bag:
     """A bag: a CP-SAT model over `fields`, its place in the join tree, and after solving its local solutions."""
 
     fields: tuple[str, ...]
@@ -51,6 +51,23 @@ class Stats:
     overflows: int = 0  # searches stopped at a limit
 
 
+def message(rows: Iterable[Row], key: Sequence[int], kids: Sequence[tuple[Mapping[Key, int], Sequence[int]]]) -> dict[Key, int]:
+    """A bag's message to its parent: per separator value (the row's `key` positions), the number of configs of the
+    bag's subtree. A row weighs the product of its children's messages at the child separators (`kids`: a child's
+    message and the positions of its separator in this bag); rows of weight 0 add nothing, and no key maps to 0."""
+    msg: dict[Key, int] = {}
+    for row in rows:
+        w = 1
+        for child_msg, positions in kids:
+            w *= child_msg.get(tuple([row[j] for j in positions]), 0)
+            if not w:
+                break
+        if w:
+            k = tuple([row[j] for j in key])
+            msg[k] = msg.get(k, 0) + w
+    return msg
+
+
 class TooLarge(Exception):
     """A bag has more local solutions than the caller allowed."""
 
@@ -64,7 +81,7 @@ def domain_rows(f: FieldDef) -> list[Row]:
     return [(v,) for v in f.values]
 
 
-def bag_model(fields: Mapping[str, FieldDef], fac: Factor, narrowed: Iterable[tuple[str, Sequence[int]]] = ()):
+def bag_model(fields: Mapping[str, FieldDef], fac: Bag, narrowed: Iterable[tuple[str, Sequence[int]]] = ()):
     """The bag's CP-SAT model: a variable per field (narrowed to the given raw values) and every constraint and
     implied table of the bag. Returns the model and its variables by field name."""
     from .cpsat import Compiler, Domain, LeanModel, new_variable
@@ -82,7 +99,7 @@ def bag_model(fields: Mapping[str, FieldDef], fac: Factor, narrowed: Iterable[tu
     return cp, variables
 
 
-def solve_factor(fields: Mapping[str, FieldDef], fac: Factor, timings: dict[str, float] | None = None,
+def solve_bag(fields: Mapping[str, FieldDef], fac: Bag, timings: dict[str, float] | None = None,
                  domains: Mapping[str, Iterable[int]] | None = None, limit: int | None = None,
                  stats: Stats | None = None) -> list[Row]:
     """All assignments of the bag's fields that satisfy its constraints (CP-SAT enumeration), sorted.

@@ -3,7 +3,7 @@
 The open space (curation tables off) has on the order of 10^11 kernels per stratum, and even its join-tree bags
 hold up to a million local solutions: too many for CP-SAT to list one by one. Counting needs less:
 
-1. The constraints are rewritten over hidden selector and term fields (ckspace.abstract), which leaves them with
+1. The constraints are rewritten over hidden selector and term fields (ckspace.solve.abstract), which leaves them with
    scopes of two to five fields. Each group of constraints under one maximal scope is a small CP-SAT model,
    enumerated: a factor, i.e. the table of the assignments of its few fields that satisfy it. Factors are solved
    smallest first, and the values a factor leaves of a field narrow that field's domain in the later ones (an
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from . import abstract, jointree as factor
-from .bags import Factor, solve_factor
+from . import abstract, jointree
+from .bags import Bag, solve_bag
 from ..rules.data import FieldDef
 from .folded import Constraint, constraint, implied_for, size_model
 from ..rules.model import Model
@@ -189,10 +189,10 @@ def eliminate(factors: list[CountFactor], order: Sequence[str], timings: dict[st
     return total
 
 
-def order_for(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: factor.SizeModel) -> list[str]:
-    """The elimination order: greedy, smallest table left behind first (see factor.elimination_order)."""
-    adj = factor.interaction_graph(fields, scopes)
-    return [v for v, _ in factor.elimination_order(fields, adj, size, message_first=True)]
+def order_for(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: jointree.SizeModel) -> list[str]:
+    """The elimination order: greedy, smallest table left behind first (see jointree.elimination_order)."""
+    adj = jointree.interaction_graph(fields, scopes)
+    return [v for v, _ in jointree.elimination_order(fields, adj, size, message_first=True)]
 
 
 def free_multiplier(fields: Sequence[str], scopes: Sequence[frozenset[str]], defs: Mapping[str, FieldDef]) -> int:
@@ -225,8 +225,8 @@ def count_by_elimination(model: Model, kind: str, free: Sequence[FieldDef], cons
     calls = 0
     for scope in scopes:
         fields = tuple(sorted(scope, key=rank.__getitem__))
-        fac = Factor(fields, [c for c in cons if c.scope <= scope], implied_for(scope, cons))
-        rows = solve_factor(defs, fac, timings, domains={n: allowed[n] for n in fields if n in allowed})
+        fac = Bag(fields, [c for c in cons if c.scope <= scope], implied_for(scope, cons))
+        rows = solve_bag(defs, fac, timings, domains={n: allowed[n] for n in fields if n in allowed})
         calls += fac.solver_calls
         for j, n in enumerate(fields):
             seen = {r[j] for r in rows}

@@ -2,7 +2,7 @@
 
 Folding substitutes the stratum constants (variant, ndim, dtype and the derived fields they fix) into every rule
 and filter: rules that cannot apply vanish, and membership tests keep only the stratum's rows of their table
-(ckspace.implied.normalize). From the folded constraints the planner takes implied projections for a bag and the
+(ckspace.solve.implied.normalize). From the folded constraints the planner takes implied projections for a bag and the
 size estimates that steer the tree decomposition.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..rules import expr as E
-from . import jointree as factor, implied
+from . import implied, jointree
 from ..rules.data import FieldDef, Rule
 from ..rules.model import Model, Stratum
 
@@ -82,7 +82,7 @@ def implied_for(bag: frozenset[str], constraints: Sequence[Constraint]) -> list[
 
 
 def size_model(defs: Sequence[FieldDef], constraints: Sequence[Constraint],
-               defined_by: Mapping[str, frozenset[str]]) -> factor.SizeModel:
+               defined_by: Mapping[str, frozenset[str]]) -> jointree.SizeModel:
     """How large bags would be, for the elimination heuristic (planning only; no solution depends on it).
 
     Effective domains: what the unconditional membership tests leave of each field (the curated tables allow a
@@ -114,4 +114,4 @@ def size_model(defs: Sequence[FieldDef], constraints: Sequence[Constraint],
         if f.name in allowed:
             n = sum(1 for v in f.values if v in allowed[f.name])
         weight[f.name] = math.log2(max(n, 1))
-    return factor.SizeModel(weight, tables, determined)
+    return jointree.SizeModel(weight, tables, determined)

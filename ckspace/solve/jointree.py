@@ -25,14 +25,14 @@ from typing import Mapping, Sequence
 
 
 @dataclass
-class Bag:
+class TreeNode:
     """One node of a join tree: its fields (in stratum field order), its parent bag and its children."""
 
     fields: tuple[str, ...]
     parent: int | None = None
     children: list[int] = field(default_factory=list)
 
-    def separator(self, bags: Sequence["Bag"]) -> tuple[str, ...]:
+    def separator(self, bags: Sequence["TreeNode"]) -> tuple[str, ...]:
         """The fields this bag shares with its parent (empty for a root)."""
         if self.parent is None:
             return ()
@@ -44,23 +44,25 @@ class Bag:
 class JoinTree:
     """A forest of bags. `roots` index the bags without a parent, one per connected component."""
 
-    bags: list[Bag]
+    bags: list[TreeNode]
     roots: list[int]
-
-    def preorder(self, start: int) -> list[int]:
-        out, stack = [], [start]
-        while stack:
-            i = stack.pop()
-            out.append(i)
-            stack.extend(reversed(self.bags[i].children))
-        return out
 
     def postorder(self) -> list[int]:
         """Every bag after all of its children (the order for bottom-up passes)."""
-        out: list[int] = []
-        for r in self.roots:
-            out.extend(reversed(self.preorder(r)))
-        return out
+        return postorder([b.children for b in self.bags], self.roots)
+
+
+def postorder(children: Sequence[Sequence[int]], roots: Sequence[int]) -> list[int]:
+    """Every node of a forest after all of its children: the one order of every bottom-up pass (counts, messages)."""
+    out: list[int] = []
+    for root in roots:
+        preorder, stack = [], [root]
+        while stack:
+            i = stack.pop()
+            preorder.append(i)
+            stack.extend(reversed(children[i]))
+        out.extend(reversed(preorder))
+    return out
 
 
 def interaction_graph(fields: Sequence[str], scopes: Sequence[frozenset[str]]) -> dict[str, set[str]]:
@@ -159,7 +161,7 @@ def join_tree(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: Siz
         hit = _TREES[key] = _join_tree(fields, scopes, size)
         if len(_TREES) > 512:
             _TREES.pop(next(iter(_TREES)))
-    return JoinTree([Bag(b.fields, b.parent, list(b.children)) for b in hit.bags], list(hit.roots))
+    return JoinTree([TreeNode(b.fields, b.parent, list(b.children)) for b in hit.bags], list(hit.roots))
 
 
 def _join_tree(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: SizeModel) -> JoinTree:
@@ -197,7 +199,7 @@ def _join_tree(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: Si
             changed = True
     names = sorted(alive, key=lambda v: pos[v])
     index = {v: i for i, v in enumerate(reversed(names))}  # roots first: index order is a topological order
-    bags = [Bag(tuple(sorted(cliques[v], key=rank.__getitem__))) for v in reversed(names)]
+    bags = [TreeNode(tuple(sorted(cliques[v], key=rank.__getitem__))) for v in reversed(names)]
     roots = []
     for v in reversed(names):
         i = index[v]

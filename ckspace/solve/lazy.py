@@ -1,11 +1,11 @@
 """Streaming the configs of a stratum whose bags are too large to solve whole (the open space).
 
-ckspace.walk joins bags that were each enumerated completely. In the open space (curation tables off) one bag can
+ckspace.solve.walk joins bags that were each enumerated completely. In the open space (curation tables off) one bag can
 hold millions of local solutions (10^7 for a depthwise one): listing them all before the first config costs minutes
 and gigabytes. This walk solves bags on demand instead, with the same join and the very same order:
 
 * A bag whose model has at most WHOLE_LIMIT solutions is solved whole, once, and indexed by its separator value (as
-  ckspace.walk does). Subtrees made of such bags get their count messages, so a parent row none of whose configs
+  ckspace.solve.walk does). Subtrees made of such bags get their count messages, so a parent row none of whose configs
   survives there is skipped without solving anything.
 * Any other bag is solved *conditioned*: for a separator value (given by the parent's row), its CP-SAT model is
   solved with the separator fields pinned to that value. The model is built once per bag; pinning sets the domains
@@ -14,7 +14,7 @@ and gigabytes. This walk solves bags on demand instead, with the same join and t
 * A conditioned solve lists at most LEAF_LIMIT rows. Beyond that it is split on the bag's next unpinned field (in
   bag field order), one solve per value in ascending order, recursively. The rows of a bag are sorted
   lexicographically in bag field order, so the leaves, taken in that order, list the rows in exactly the order of
-  the whole bag's sorted solutions (which is what ckspace.walk walks).
+  the whole bag's sorted solutions (which is what ckspace.solve.walk walks).
 
 Every row comes from a CP-SAT solution of the bag's model, which holds every constraint whose scope lies inside the
 bag; every config is a join of such rows over a tree decomposition, so it satisfies every constraint. Nothing is
@@ -31,8 +31,8 @@ import time
 from collections import OrderedDict
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from . import walk
-from .bags import Factor, Key, Row, Stats, TooLarge, bag_model, solve_factor
+from . import jointree, walk
+from .bags import Bag, Key, Row, Stats, TooLarge, bag_model, message, solve_bag
 from ..rules.data import FieldDef
 
 # A bag with at most this many local solutions is solved whole and indexed (like a CK-sized bag).
@@ -66,7 +66,7 @@ def _raw_domain(f: FieldDef) -> list[int]:
 class BagSolver:
     """One bag's CP-SAT model, built once and solved repeatedly with some of its fields pinned to single values."""
 
-    def __init__(self, fields: Mapping[str, FieldDef], fac: Factor, stats: Stats,
+    def __init__(self, fields: Mapping[str, FieldDef], fac: Bag, stats: Stats,
                  timings: dict[str, float] | None = None):
         t0 = time.process_time()
         cp, variables = bag_model(fields, fac)
@@ -112,7 +112,7 @@ class BagSolver:
 class LazyWalker:
     """The configs of a stratum's join tree, solving bags on demand. Same interface as walk.Walker."""
 
-    def __init__(self, fields: Mapping[str, FieldDef], factors: Sequence[Factor], stats: Stats | None = None,
+    def __init__(self, fields: Mapping[str, FieldDef], factors: Sequence[Bag], stats: Stats | None = None,
                  timings: dict[str, float] | None = None, size: object = None):
         self.fields = fields
         self.factors = factors
@@ -133,7 +133,7 @@ class LazyWalker:
             if self._too_large(fac, whole_limit, size):
                 continue
             try:
-                rows = solve_factor(fields, fac, timings, limit=whole_limit, stats=self.stats)
+                rows = solve_bag(fields, fac, timings, limit=whole_limit, stats=self.stats)
             except TooLarge:
                 continue
             index: dict[Key, list[Row]] = {}
@@ -143,24 +143,13 @@ class LazyWalker:
         # Count messages of the subtrees that are whole throughout: separator value -> configs. A parent row whose
         # value for such a child has no entry has no config, and is skipped.
         self.messages: list[dict[Key, int] | None] = [None] * n
-        for i in _postorder(factors):
+        for i in jointree.postorder([f.children for f in factors], [i for i, f in enumerate(factors) if f.parent is None]):
             fac = factors[i]
             if self.whole[i] is None or any(self.messages[c] is None for c in fac.children):
                 continue
-            msg: dict[Key, int] = {}
             kids = [(self.messages[c], factors[c].parent_key) for c in fac.children]
-            for key, rows in self.whole[i].items():
-                total = 0
-                for row in rows:
-                    w = 1
-                    for m, pk in kids:
-                        w *= m.get(tuple([row[j] for j in pk]), 0)  # type: ignore[union-attr]
-                        if not w:
-                            break
-                    total += w
-                if total:
-                    msg[key] = total
-            self.messages[i] = msg
+            rows = (row for group in self.whole[i].values() for row in group)
+            self.messages[i] = message(rows, fac.key, kids)  # type: ignore[arg-type]
         # Walk order of each conditioned bag's separator fields, slowest first: fields an upper bag supplies vary
         # slower than those of a lower one, and inside a bag its rows vary in field order.
         owner: dict[str, tuple[int, int]] = {}
@@ -184,7 +173,7 @@ class LazyWalker:
         self.memo_size = 0
 
     @staticmethod
-    def _too_large(fac: Factor, whole_limit: int, size: object) -> bool:
+    def _too_large(fac: Bag, whole_limit: int, size: object) -> bool:
         """Planning only: skip the whole-bag attempt when the bag's estimated size is far beyond the limit."""
         if size is None or not fac.constraints:
             return False
@@ -394,14 +383,10 @@ class LazyWalker:
                 yield own + tail
 
 
-def _depths(factors: Sequence[Factor]) -> list[int]:
+def _depths(factors: Sequence[Bag]) -> list[int]:
     out = [0] * len(factors)
     for i, fac in enumerate(factors):  # parents come before children
         if fac.parent is not None:
             out[i] = out[fac.parent] + 1
     return out
 
-
-def _postorder(factors: Sequence[Factor]) -> list[int]:
-    """Every bag after its children (factors are listed parents first)."""
-    return list(range(len(factors) - 1, -1, -1))

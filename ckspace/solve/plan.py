@@ -1,17 +1,17 @@
 """Solving: each stratum is factored into a join tree of small CP-SAT models whose solutions are joined in Python.
 
 1. (variant, ndim, dtype) strata are independent models; their fields are constants inside, so rules fold
-   (ckspace.folded).
+   (ckspace.solve.folded).
 2. Inside a stratum, the fields and the rules that link them form the variable-interaction graph. Its tree
-   decomposition (ckspace.factor) splits it into bags that overlap only in separator fields: given the separator
+   decomposition (ckspace.solve.jointree) splits it into bags that overlap only in separator fields: given the separator
    values, the rest of a bag is independent of the rest of the tree. Each bag is one CP-SAT model holding every
    constraint whose scope lies inside it, plus implied projections of the larger table constraints
-   (ckspace.implied), enumerated on its own (ckspace.bags). Disconnected parts of the graph are separate trees.
+   (ckspace.solve.implied), enumerated on its own (ckspace.solve.bags). Disconnected parts of the graph are separate trees.
 3. Counting is message passing: a row's weight is the product, over the bag's children, of the summed weights of
    the child rows that agree with it on their separator; a stratum's count is the product over its trees of the
-   summed root weights. Enumeration walks the same join as nested generators (ckspace.walk).
+   summed root weights. Enumeration walks the same join as nested generators (ckspace.solve.walk).
 4. Spaces too large for that (the open space: curation tables off) are counted by variable elimination over even
-   smaller CP-SAT factors (ckspace.count), without listing bag solutions one by one.
+   smaller CP-SAT factors (ckspace.solve.count), without listing bag solutions one by one.
 5. A field that no rule touches is a bag of its own without a model; its values are its domain.
 """
 
@@ -22,9 +22,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from . import count, jointree as factor, lazy, walk
+from . import count, jointree, lazy, walk
 from ..rules import expr as E
-from .bags import Factor, Key, Stats, TooLarge, clear_memo, solve_factor
+from .bags import Bag, Key, Stats, TooLarge, clear_memo, message, solve_bag
 from ..rules.data import FieldDef
 from .folded import Constraint, fold_constraints, implied_for, size_model
 from ..rules.model import Model, Stratum
@@ -41,7 +41,7 @@ class StratumPlan:
     stratum: Stratum
     constants: dict[str, object]
     free: list[FieldDef]
-    factors: list[Factor] = field(default_factory=list)  # the bags of the join tree; parents before children
+    factors: list[Bag] = field(default_factory=list)  # the bags of the join tree; parents before children
     roots: list[int] = field(default_factory=list)  # one per connected part of the interaction graph
     infeasible_by: str | None = None  # id of a rule that folds to false for the whole stratum
     constraints: list[Constraint] = field(default_factory=list)  # the folded rules and filters
@@ -51,8 +51,7 @@ class StratumPlan:
     searches: Stats = field(default_factory=Stats)  # CP-SAT searches run for this plan (eager and lazy) and their rows
 
     def postorder(self) -> list[int]:
-        bags = [factor.Bag(f.fields, f.parent, f.children) for f in self.factors]
-        return factor.JoinTree(bags, self.roots).postorder()
+        return jointree.postorder([f.children for f in self.factors], self.roots)
 
 
 def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> StratumPlan:
@@ -63,12 +62,12 @@ def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> Stra
     if infeasible:
         return result
     names = [f.name for f in free]
-    tree = factor.join_tree(names, [c.scope for c in constraints], size_model(free, constraints, {}))
+    tree = jointree.join_tree(names, [c.scope for c in constraints], size_model(free, constraints, {}))
     for bag in tree.bags:
         members = frozenset(bag.fields)
         up = tree.bags[bag.parent].fields if bag.parent is not None else ()
         key = tuple(i for i, f in enumerate(bag.fields) if f in up)
-        result.factors.append(Factor(
+        result.factors.append(Bag(
             bag.fields, [c for c in constraints if c.scope <= members], implied_for(members, constraints),
             bag.parent, list(bag.children), key, tuple(up.index(bag.fields[i]) for i in key),
             tuple(i for i, f in enumerate(bag.fields) if f not in up),
@@ -79,20 +78,9 @@ def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> Stra
 
 def _message(p: StratumPlan, i: int) -> dict[Key, int]:
     """The message of bag i to its parent: per separator value, the number of configs of i's subtree."""
-    fac = p.factors[i]
-    assert fac.rows is not None and p.messages is not None
-    kids = [(p.messages[c], p.factors[c].parent_key) for c in fac.children]
-    msg: dict[Key, int] = {}
-    for row in fac.rows:
-        w = 1
-        for m, pk in kids:
-            w *= m.get(tuple([row[j] for j in pk]), 0)
-            if not w:
-                break
-        if w:
-            k = tuple([row[j] for j in fac.key])
-            msg[k] = msg.get(k, 0) + w
-    return msg
+    bag = p.factors[i]
+    assert bag.rows is not None and p.messages is not None
+    return message(bag.rows, bag.key, [(p.messages[c], p.factors[c].parent_key) for c in bag.children])
 
 
 def solve_plan(model: Model, p: StratumPlan, keep_rows: bool = True, limit: int | None = None) -> None:
@@ -111,7 +99,7 @@ def solve_plan(model: Model, p: StratumPlan, keep_rows: bool = True, limit: int 
             fac.rows = []
             continue
         try:
-            fac.rows = solve_factor(model.data.fields, fac, p.timings, limit=limit, stats=p.searches)
+            fac.rows = solve_bag(model.data.fields, fac, p.timings, limit=limit, stats=p.searches)
         except TooLarge:
             p.messages = None
             for f in p.factors:
@@ -153,7 +141,7 @@ def count_only(model: Model, p: StratumPlan) -> int:
 
     First the plan's join tree, with each bag capped at TREE_LIMIT local solutions: CK's curated space counts that
     way in milliseconds. If a bag is larger (the open space, about 10^11 configs per stratum), the stratum is
-    counted by variable elimination over small CP-SAT factors instead (ckspace.count).
+    counted by variable elimination over small CP-SAT factors instead (ckspace.solve.count).
     """
     if p.infeasible_by:
         return 0
@@ -181,9 +169,9 @@ def configs(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> Iter
     Each dict holds the stratum constants, then every free field in the order of fields.toml. The order of the
     configs is fixed by the plan (same inputs, same order), and the same whichever way the bags are solved:
 
-    * eagerly (ckspace.walk): every bag enumerated completely first, when each has at most TREE_LIMIT solutions
+    * eagerly (ckspace.solve.walk): every bag enumerated completely first, when each has at most TREE_LIMIT solutions
       (CK's curated space) or the plan was already solved;
-    * lazily (ckspace.lazy): a stratum with a larger bag (the open space) is streamed, each bag solved on demand
+    * lazily (ckspace.solve.lazy): a stratum with a larger bag (the open space) is streamed, each bag solved on demand
       under the separator value its parent's row gives, so that the first config comes after a few small solves
       and memory stays bounded.
 
@@ -243,4 +231,4 @@ def clear_caches() -> None:
     """Forget solved bag models, counted strata and join trees (for cold-run measurements)."""
     clear_memo()
     _COUNTED.clear()
-    factor._TREES.clear()
+    jointree._TREES.clear()

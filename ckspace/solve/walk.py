@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from .bags import Factor, Key
+from .bags import Bag, Key
 from ..rules.data import FieldDef
 
 # A subtree's expansion for one separator value is kept in memory only when it has at most this many configs.
@@ -25,7 +25,7 @@ def _decoder(f: FieldDef) -> Callable[[int], object]:
     return int
 
 
-def subtree_names(factors: Sequence[Factor], i: int) -> list[str]:
+def subtree_names(factors: Sequence[Bag], i: int) -> list[str]:
     """The fields of bag i's subtree in the order a walk yields their values: the bag's own, then each child's."""
     fac = factors[i]
     out = [fac.fields[j] for j in fac.own]
@@ -37,7 +37,7 @@ def subtree_names(factors: Sequence[Factor], i: int) -> list[str]:
 class Walker:
     """The configs of a solved join tree. `messages` are the per-bag counts per separator value."""
 
-    def __init__(self, fields: Mapping[str, FieldDef], factors: Sequence[Factor], messages: Sequence[dict[Key, int]]):
+    def __init__(self, fields: Mapping[str, FieldDef], factors: Sequence[Bag], messages: Sequence[dict[Key, int]]):
         self.factors = factors
         self.messages = messages
         # Per bag: separator value -> [(decoded own values, separator values for each child)].

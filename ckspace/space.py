@@ -1,218 +1,109 @@
-"""The Python API: `Space(arch="gfx950").enumerate(...)`. The CLI is a thin layer over it."""
+"""The Python API: one facade for everything a command does. The CLI is a thin layer over it.
+
+>>> from ckspace import Space
+>>> space = Space(arch="gfx950")
+>>> sum(1 for _ in space.enumerate(variant="bwd_data", ndim=2, dtype="fp32"))
+84
+>>> [v.rule for v in space.check("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8")][:1]
+['arch.tile-m-divisible']
+"""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from . import cache
-from .rules import data as D
-from .rules import expr as E
-from .errors import UsageError
-from .rules.model import Model, Stratum, resolve_families
+from .rules.check import domain_verdicts, violations
+from .rules.verdict import Verdict
+from .solve.kernels import KernelSpace, Timings
+from .rules.model import Stratum
 
-# Results larger than this are streamed and not cached (the open space is far larger than CK's).
-CACHE_LIMIT = 2_000_000
+if TYPE_CHECKING:  # pragma: no cover
+    from .explain.result import Explanation
+    from .select.coverage import Report
+    from .select.selection import Selection
 
-
-@dataclass
-class Timings:
-    """Where the time of a run went (seconds)."""
-
-    load: float = 0.0
-    plan: float = 0.0
-    solve: float = 0.0
-    output: float = 0.0
-    solver_import: float = 0.0
-    cached: bool = False
-    extra: dict[str, float] = field(default_factory=dict)
+__all__ = ["Space", "Stratum", "Timings", "Verdict"]
 
 
-def _as_list(value: str | int | Iterable | None) -> list[str] | None:
-    if value is None:
-        return None
-    items = [value] if isinstance(value, (str, int)) else list(value)
-    out: list[str] = []
-    for item in items:
-        out += [s.strip() for s in str(item).split(",") if s.strip()]
-    return out or None
-
-
-class Space:
+class Space(KernelSpace):
     """The kernel-instance space of one arch under a choice of rule families.
 
-    >>> space = Space(arch="gfx950")
-    >>> sum(1 for _ in space.enumerate(variant="bwd_data", ndim=2, dtype="fp32"))
-    84
+    `rules` switches families (`"+ck-archfilter"`, `"-ck-curation"` for the open space); `constraints_dir` reads
+    another rule tree; `use_cache` reads and writes the result cache. Every method takes keyword arguments only.
     """
 
-    def __init__(self, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
+    def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
                  constraints_dir: str | Path | None = None, use_cache: bool = True):
-        started = time.perf_counter()
-        self.data = D.load(Path(constraints_dir) if constraints_dir else None)
-        self.families = resolve_families(self.data, rules)
-        self.model = Model(self.data, arch, self.families)
-        self.model.validate_references()
-        self.arch = arch
-        self.use_cache = use_cache
-        self.timings = Timings(load=time.perf_counter() - started)
+        super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache)
+        self.constraints_dir = constraints_dir
+        self._explainer = None
 
-    # -- selection ------------------------------------------------------------------------------------------------
-    def strata(self, variant=None, ndim=None, dtype=None) -> list[Stratum]:
-        fields = self.data.fields
-        chosen = {}
-        for name, value in (("variant", variant), ("ndim", ndim), ("dtype", dtype)):
-            items = _as_list(value)
-            domain = fields[name].values
-            if items is None:
-                chosen[name] = set(domain)
-                continue
-            picked = set()
-            for item in items:
-                typed = int(item) if name == "ndim" and str(item).rstrip("dD").isdigit() else item
-                if name == "ndim" and isinstance(typed, str):
-                    typed = typed
-                if typed not in domain:
-                    raise UsageError(f"unknown {name} {item!r}; choices: {', '.join(str(v) for v in domain)}")
-                picked.add(typed)
-            chosen[name] = picked
-        return [s for s in self.model.strata
-                if s.variant in chosen["variant"] and s.ndim in chosen["ndim"] and s.dtype in chosen["dtype"]]
+    # -- one kernel ---------------------------------------------------------------------------------------------
+    def parse(self, name: str) -> dict[str, object]:
+        """A kernel name as its config; KernelNameError (a CkspaceError) names the malformed part.
 
-    def parse_where(self, where: str | None) -> E.Node | None:
-        if not where:
-            return None
-        names = {**self.data.fields, **dict.fromkeys(self.data.derives)}
-        node = E.parse(where, names, self.data.namespaces, "--where")
-        return self.data.macros.expand(node)
+        >>> Space().parse("grouped_conv_bwd_data_fp32_nhwgc_2d_mem_cshuffle_intrawave_64x64x32_2x2x1_16x16x8_vec1_1_1")["tile_m"]
+        64
+        """
+        from .explain.spelling import parse
 
-    def _cache_options(self, strata: Sequence[Stratum], where: str | None) -> dict[str, object]:
-        return {
-            "arch": self.arch,
-            "families": sorted(self.families),
-            "strata": [[s.variant, s.ndim, s.dtype] for s in strata],
-            "where": " ".join(where.split()) if where else None,
-        }
+        return parse(name, self.data)
 
-    # -- results -------------------------------------------------------------------------------------------------
-    def enumerate(self, variant=None, ndim=None, dtype=None, where: str | None = None) -> Iterator[dict[str, object]]:
-        """Every valid kernel config, sorted by name, as dicts of field values (plus `name`)."""
-        strata = self.strata(variant, ndim, dtype)
-        node = self.parse_where(where)
-        digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
-        if self.use_cache:
-            hit = cache.load("enumerate", digest)
-            if hit is not None:
-                self.timings.cached = True
-                yield from _unpack(hit)
-                return
-        self._large = False
-        collected: list[dict[str, object]] | None = [] if self.use_cache else None
-        for cfg in self._solve(strata, node):
-            if collected is not None and (self._large or len(collected) >= CACHE_LIMIT):
-                collected = None  # a streamed (open-space) result is never kept in memory for the cache
-            if collected is not None:
-                collected.append(cfg)
-            yield cfg
-        if collected is not None:
-            cache.store("enumerate", digest, _pack(collected))
+    def check(self, kernel: str | Mapping[str, object]) -> list[Verdict]:
+        """Every enabled rule a kernel (a name or a config) breaks, with its message; [] when it is valid.
 
-    def count(self, variant=None, ndim=None, dtype=None, where: str | None = None) -> dict[Stratum, int]:
-        """Kernels per (variant, ndim, dtype), counted by multiplying independent components."""
-        strata = self.strata(variant, ndim, dtype)
-        node = self.parse_where(where)
-        digest = cache.key("count", self.data.digest, self._cache_options(strata, where))
-        if self.use_cache:
-            hit = cache.load("count", digest)
-            if hit is not None:
-                self.timings.cached = True
-                return {Stratum(v, n, d): c for v, n, d, c in hit}
-        self._import_solver()
-        from .solve import plan as solve
-
-        out: dict[Stratum, int] = {}
-        for st in strata:
-            t0 = time.perf_counter()
-            plan = self._plan(st, node)
-            t1 = time.perf_counter()
-            if plan is None or plan.infeasible_by:
-                out[st] = 0
-            else:
-                out[st] = solve.count_only(self.model, plan)
-            self.timings.plan += t1 - t0
-            self.timings.solve += time.perf_counter() - t1
-        if self.use_cache:
-            cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
-        return out
-
-    def _plan(self, st: Stratum, node: E.Node | None):
-        from .solve import plan as solve
-
-        if node is not None and not E.fields_of(node) <= {f.name for f in self.model.fields(st.kind)}:
-            return None  # the filter reads fields this kernel family does not have
-        return solve.plan(self.model, st, [node] if node is not None else [])
-
-    def _import_solver(self) -> None:
-        """Import OR-Tools now, so that its cost is reported apart from solving (a cached run never pays it)."""
-        t0 = time.perf_counter()
-        from ortools.sat.python import cp_model  # noqa: F401
-
-        self.timings.solver_import += time.perf_counter() - t0
-
-    def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
-        self._import_solver()
-        from .solve import plan as solve
-        from .rules.names import format_name
-
-        for st in sorted(strata, key=lambda s: format_name(_prefix_probe(self.model, s))):
-            t0 = time.perf_counter()
-            plan = self._plan(st, node)
-            t1 = time.perf_counter()
-            self.timings.plan += t1 - t0
-            if plan is None or plan.infeasible_by:
-                continue
-            lazy = None
-            try:  # CK-sized strata solve whole; a bag beyond TREE_LIMIT solutions marks an open-space stratum
-                solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
-                large = solve.count_plan(plan) > CACHE_LIMIT
-            except solve.TooLarge:
-                large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
-            self.timings.solve += time.perf_counter() - t1
-            rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
-            if not large:
-                yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
-            else:
-                self._large = True
-                yield from rows  # too large to sort in memory: the solver's canonical order (documented)
-
-    def check(self, config: Mapping[str, object]):
-        from .rules.check import violations
-
+        A config must give every field of its kernel family: a missing field is a `model.domain-*` verdict."""
+        config = self.parse(kernel) if isinstance(kernel, str) else dict(kernel)
+        outside = domain_verdicts(self.model, config)
+        if outside:
+            return outside
         return violations(self.model, config)
 
+    def explain(self, name: str, *, neighbours: int = 3, select_sets: bool = False) -> "Explanation":
+        """Why a kernel is valid or not: every broken rule of every family, derived fields, sets and notes, and for
+        a rejected kernel the `neighbours` nearest valid ones (CP-SAT)."""
+        from .explain.explainer import Explainer
 
-def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
-    """A config of the stratum with placeholder values, used only to sort strata by their name prefix."""
-    probe: dict[str, object] = {f.name: f.values[0] for f in model.fields(st.kind)}
-    probe.update(st.constants())
-    probe["layout"] = "ngchw" if st.kind == "depthwise" else "nhwgc"
-    return probe
+        if self._explainer is None or self._explainer.select_sets != select_sets:
+            self._explainer = Explainer(self.arch, sorted(self.families), self.constraints_dir, data=self.data,
+                                        select_sets=select_sets)
+        return self._explainer.explain(name, neighbours=neighbours)
 
+    # -- sets ---------------------------------------------------------------------------------------------------
+    def select(self, set_name: str = "full", *, objective: str | Path | None = None,
+               stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
+               where: str | None = None) -> list[dict[str, object]]:
+        """The kernels of a named set (full, tests, tiny) as configs sorted by name; `objective` replaces the
+        set's objective file, `stable_from` (a file of names) keeps a previous selection where it can."""
+        return self.selection(set_name, objective=objective, stable_from=stable_from, variant=variant, ndim=ndim,
+                              dtype=dtype, where=where)[0]
 
-def _pack(rows: list[dict[str, object]]) -> dict[str, object]:
-    """Rows as [layout index, values...]: GEMM and depthwise kernels have different fields."""
-    layouts: dict[tuple[str, ...], int] = {}
-    packed = []
-    for r in rows:
-        cols = tuple(r)
-        idx = layouts.setdefault(cols, len(layouts))
-        packed.append([idx, *r.values()])
-    return {"layouts": [list(c) for c in layouts], "rows": packed}
+    def selection(self, set_name: str = "full", *, objective: str | Path | None = None,
+                  stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
+                  where: str | None = None) -> tuple[list[dict[str, object]], "Selection | None"]:
+        """select(), plus the Selection behind tests/tiny (its size, proven bound, churn; None for full)."""
+        from .select.sets import selected_configs
 
+        return selected_configs(self, set_name, objective_path=objective, stable_from=stable_from, variant=variant,
+                                ndim=ndim, dtype=dtype, where=where)
 
-def _unpack(hit: dict) -> Iterator[dict[str, object]]:
-    layouts = hit["layouts"]
-    for row in hit["rows"]:
-        yield dict(zip(layouts[row[0]], row[1:]))
+    def coverage(self, names: Iterable[str] | None = None, *, set_name: str | None = None,
+                 objective: str | Path | None = None, stable_from: str | Path | None = None,
+                 source: str = "names") -> "Report":
+        """What a list of names (or a named set) covers of a coverage objective, and what it misses."""
+        from .select.sets import coverage_report
+
+        return coverage_report(self, names=None if names is None else list(names), set_name=set_name,
+                               objective_path=objective, stable_from=stable_from, source=source)
+
+    def sample(self, n: int, *, seed: int | str = 0, stratify: str | Sequence[str] | None = None,
+               set_name: str = "full", objective: str | Path | None = None, stable_from: str | Path | None = None,
+               variant=None, ndim=None, dtype=None, where: str | None = None) -> list[dict[str, object]]:
+        """A uniform random sample of n kernels of a set, reproducible by seed; with `stratify`, an equal share per
+        group of those dimensions. A set smaller than n is returned whole."""
+        from .select.sample import sample, stratify_dimensions
+
+        configs = self.select(set_name, objective=objective, stable_from=stable_from, variant=variant, ndim=ndim,
+                              dtype=dtype, where=where)
+        return sample(configs, n, seed, stratify_dimensions(stratify, list(self.data.fields)))

@@ -5,7 +5,7 @@
     python3 scripts/check_outputs.py compare FILE    # run them again; exit 1 and name every command that differs
 
 Each command runs as a whole process (`python -m ckspace ...`) in a fresh cache directory; its exit code, stdout
-and stderr are hashed (emit: every file it writes, by relative path). The list covers enumerate in every format on
+and stderr (wall times and the temp dir masked) are hashed (emit: every file it writes, by relative path). The list covers enumerate in every format on
 gfx942 and gfx950, the counts, tests/tiny, explain (valid, rejected, JSON, batch), coverage, sample, emit and the
 error lines of bad input.
 """
@@ -15,11 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 REJECTED = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
 VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
 BATCH = "\n".join([VALID, REJECTED, "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshufle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8",
@@ -66,8 +68,19 @@ def commands() -> list[tuple[str, list[str], str | None]]:
     return out
 
 
+# Wall times in messages ("2.5s", "0.31 s") change from run to run; they are not part of what is compared.
+SECONDS = re.compile(rb"\d+(?:\.\d+)? ?s\b")
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def normal(data: bytes, out_dir: Path) -> bytes:
+    """Output without what differs between two runs of the same command: the temp dir, the checkout's path (two
+    checkouts are compared) and wall times."""
+    data = data.replace(str(out_dir).encode(), b"{out}").replace(str(REPO).encode(), b"{repo}")
+    return SECONDS.sub(b"<t>", data)
 
 
 def run_all() -> dict[str, dict[str, object]]:
@@ -79,8 +92,8 @@ def run_all() -> dict[str, dict[str, object]]:
             argv = [a.replace("{out}", str(out_dir)) for a in argv]
             proc = subprocess.run([sys.executable, "-m", "ckspace", *argv], input=(stdin or "").encode(), env=env,
                                   capture_output=True)
-            entry: dict[str, object] = {"rc": proc.returncode, "stdout": digest(proc.stdout),
-                                        "stderr": digest(proc.stderr.replace(str(out_dir).encode(), b"{out}"))}
+            entry: dict[str, object] = {"rc": proc.returncode, "stdout": digest(normal(proc.stdout, out_dir)),
+                                        "stderr": digest(normal(proc.stderr, out_dir))}
             if out_dir.exists():
                 files = sorted(p for p in out_dir.rglob("*") if p.is_file())
                 entry["files"] = {str(p.relative_to(out_dir)): digest(p.read_bytes()) for p in files}

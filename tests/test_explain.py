@@ -1,7 +1,7 @@
 """`ckspace explain`: rejection reasons, minimal reasons, nearest valid kernels, the must-work cases, JSON, batch.
 
-The oracle is the plain-Python checker (ckspace.check) and the enumerated `full` set; the nearest kernels come from
-the solver (ckspace.neighbours) and are checked against both, and their minimality against a brute force over
+The oracle is the plain-Python checker (ckspace.rules.check) and the enumerated `full` set; the nearest kernels come from
+the solver (ckspace.explain.neighbours) and are checked against both, and their minimality against a brute force over
 every one- and two-field change of the asked name.
 """
 
@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 
 from ckspace.rules.check import breaks, is_valid
 from ckspace.cli import main
-from ckspace.explain.explainer import SCHEMA_VERSION, Explainer, Explanation, name_diff
+from ckspace.explain.diff import name_diff
+from ckspace.explain.explainer import Explainer
+from ckspace.explain.result import SCHEMA_VERSION, Explanation
 from ckspace.rules.model import kind_of_variant
 from ckspace.rules.names import format_name, parse_name
 from conftest import full_set
@@ -360,7 +362,8 @@ def test_name_diff_marks_changed_parts() -> None:
 # -- the sets that contain it ----------------------------------------------------------------------------------------
 def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -> None:
     from ckspace.select import selection
-    from ckspace.explain.explainer import selected_names
+    from ckspace.select.sets import selected_names
+    from ckspace.solve.kernels import KernelSpace
 
     monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
     exp = Explainer("gfx950").explain(VALID)
@@ -384,7 +387,8 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
     monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path / "other"))
     ex = Explainer("gfx950")
     assert selected_names(ex.data, "gfx950", ex.default_families, "tiny") is None
-    assert selected_names(ex.data, "gfx950", ex.default_families, "tiny", select=True) == frozenset(tiny)
+    assert selected_names(ex.data, "gfx950", ex.default_families, "tiny",
+                          lambda: KernelSpace(arch="gfx950")) == frozenset(tiny)
 
 
 # -- CK API revisions ------------------------------------------------------------------------------------------------

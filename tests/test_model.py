@@ -125,7 +125,7 @@ def _where(pinned: dict) -> str:
 @pytest.mark.parametrize("arch,rules,pinned,free", SUBSPACES, ids=[f"{s[0]}-{s[2]['variant']}" for s in SUBSPACES])
 def test_solver_equals_plain_filter_of_cartesian_product(arch, rules, pinned, free) -> None:
     space = Space(arch=arch, rules=rules, use_cache=False)
-    solved = {k["name"] for k in space.enumerate(pinned["variant"], pinned["ndim"], pinned["dtype"], where=_where(pinned))}
+    solved = {k["name"] for k in space.enumerate(variant=pinned["variant"], ndim=pinned["ndim"], dtype=pinned["dtype"], where=_where(pinned))}
     fields = space.data.fields
     domains = [fields[f].values for f in free]
     expected = set()
@@ -138,8 +138,8 @@ def test_solver_equals_plain_filter_of_cartesian_product(arch, rules, pinned, fr
 
 
 def test_open_space_is_larger_than_curated_and_contains_it() -> None:
-    curated = Space(arch="gfx950").count("forward", 2, "fp16", where="tile_m == 64 and tile_n == 64 and tile_k == 32")
-    opened = Space(arch="gfx950", rules="-ck-curation").count("forward", 2, "fp16", where="tile_m == 64 and tile_n == 64 and tile_k == 32 and num_wave_groups == 1 and not split_image and num_groups_to_merge == 1 and pad_m and pad_n and pad_k and epilogue == 'cshuffle'")
+    curated = Space(arch="gfx950").count(variant="forward", ndim=2, dtype="fp16", where="tile_m == 64 and tile_n == 64 and tile_k == 32")
+    opened = Space(arch="gfx950", rules="-ck-curation").count(variant="forward", ndim=2, dtype="fp16", where="tile_m == 64 and tile_n == 64 and tile_k == 32 and num_wave_groups == 1 and not split_image and num_groups_to_merge == 1 and pad_m and pad_n and pad_k and epilogue == 'cshuffle'")
     assert sum(opened.values()) > sum(curated.values()) > 0
 
 

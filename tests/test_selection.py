@@ -143,7 +143,7 @@ def test_tiny_has_every_variant_and_depthwise_unlike_cks_tiny() -> None:
 
 
 def test_two_cold_runs_give_identical_selections() -> None:
-    sp = Space("gfx950", use_cache=False)
+    sp = Space(arch="gfx950", use_cache=False)
     for name in ("tests", "tiny"):
         obj = objectives.load(name, sp.data.fields)
         a = selection.select(sp, obj)
@@ -190,7 +190,7 @@ def test_stable_from_keeps_the_previous_selection_when_a_tile_is_dropped(tmp_pat
     assert dropped, "the tile to drop must be in the previous selection"
     prev = tmp_path / "tests-before.txt"
     prev.write_text("# ckspace tests, before\n" + "\n".join(before.names) + "\n")
-    sp = Space("gfx950", constraints_dir=_drop_tile(tmp_path, "forward", "2d.fp16", "128x64x32"), use_cache=False)
+    sp = Space(arch="gfx950", constraints_dir=_drop_tile(tmp_path, "forward", "2d.fp16", "128x64x32"), use_cache=False)
     obj = objectives.load("tests", sp.data.fields)
     stable = selection.select(sp, obj, stable_from=prev)
     fresh = selection.select(sp, obj)

@@ -7,15 +7,14 @@ Exit codes: 0 success; 1 a negative answer (explain: rejected); 2 bad input (one
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
 from typing import Sequence
 
-from ..codegen.ckapi import add_ck_api_options, rules_with_ck_api
 from ..errors import CkspaceError, UsageError
-
-SETS = ("full", "tests", "tiny")
+from .options import add_ck_api_options, space_from_args
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .build import add_parsers as add_build_commands  # cheap: the emit/build modules load when they run
 
     add_build_commands(sub)
+    from .rules import add_parser as add_rules
+
+    add_rules(sub)
     return parser
 
 
@@ -82,37 +84,88 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
+    _tolerate_narrow_encodings()
     try:
-        args = build_parser().parse_args(_join_rule_values(list(sys.argv[1:] if argv is None else argv)))
-        if args.command is None:
-            build_parser().print_help()
-            return 2
-        if getattr(args, "arch", None) == "auto":  # every command: the local GPU's gfx name, or one clear line
-            from ..codegen import archdetect
-
-            args.arch = archdetect.resolve(args.arch)
-        if args.command == "enumerate":
-            return cmd_enumerate(args, started)
-        if args.command == "explain":
-            from .explain import cmd_explain
-
-            return cmd_explain(args)
-        if args.command in ("coverage", "sample"):
-            from .sets import run
-
-            return run(args)
-        if args.command in ("emit", "build"):
-            from .build import run as run_build
-
-            return run_build(args)
-        raise UsageError(f"unknown command {args.command!r}")
+        if sys.stdout is None:  # started with stdout closed (`>&-`): there is nowhere to put the answer
+            raise UsageError("cannot write output: standard output is closed")
+        code = _dispatch(argv, started)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a traceback at exit
+        return code
     except CkspaceError as exc:
-        sys.stdout.flush()
-        print(f"ckspace: error: {exc}", file=sys.stderr)
+        _flush_or_drop()
+        _error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print("ckspace: interrupted", file=sys.stderr)
+        _flush_or_drop()
+        _error("interrupted", prefix="ckspace: ")
         return 130
+    except OSError as exc:  # writing the output failed (/dev/full, a closed pipe): one line, not a traceback
+        _flush_or_drop()
+        _error(f"cannot write output: {exc.strerror or exc}")
+        return 2
+
+
+def _dispatch(argv: Sequence[str] | None, started: float) -> int:
+    args = build_parser().parse_args(_join_rule_values(list(sys.argv[1:] if argv is None else argv)))
+    if args.command is None:
+        build_parser().print_help()
+        return 2
+    if getattr(args, "arch", None) == "auto":  # every command: the local GPU's gfx name, or one clear line
+        from ..codegen import archdetect
+
+        args.arch = archdetect.resolve(args.arch)
+    if args.command == "enumerate":
+        return cmd_enumerate(args, started)
+    if args.command == "explain":
+        from .explain import cmd_explain
+
+        return cmd_explain(args)
+    if args.command in ("coverage", "sample"):
+        from .sets import run
+
+        return run(args)
+    if args.command == "rules":
+        from .rules import cmd_rules
+
+        return cmd_rules(args)
+    if args.command in ("emit", "build"):
+        from .build import run as run_build
+
+        return run_build(args)
+    raise UsageError(f"unknown command {args.command!r}")
+
+
+def _tolerate_narrow_encodings() -> None:
+    """On an ASCII-only stdout (LC_ALL=C, PYTHONIOENCODING=ascii) print '?' for the table's symbols instead of
+    failing: names, CSV and JSON are ASCII anyway."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and encoding not in ("utf8", "utf16", "utf32"):
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # a stream that cannot be reconfigured keeps its own policy
+                pass
+
+
+def _flush_or_drop() -> None:
+    """Flush what was written so far; if stdout cannot take it, drop it (so interpreter exit stays quiet)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _error(message: str, prefix: str = "ckspace: error: ") -> None:
+    if sys.stderr is not None:
+        try:
+            print(f"{prefix}{message}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
 
 
 def _console(stderr: bool = False):
@@ -123,25 +176,21 @@ def _console(stderr: bool = False):
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from . import output
-    from ..space import Space
+    from ..select.sets import check_set
 
-    if args.set not in SETS:
-        raise UsageError(f"unknown set {args.set!r}; choices: {', '.join(SETS)}")
+    check_set(args.set)
     imported = time.perf_counter()
-    space = Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
-                  use_cache=not args.no_cache)
+    space = space_from_args(args)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
     selected = None
     if args.set != "full" or args.objective or args.stable_from:
-        from .sets import selected_configs
-
-        selected = selected_configs(space, args.set, args.objective, args.stable_from,
-                                    args.variant, args.ndim, args.dtype, args.where)
+        selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
+                                variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.count:
-        counts = (space.count(args.variant, args.ndim, args.dtype, args.where) if selected is None
-                  else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
+        counts = (space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
+                  if selected is None else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
         t0 = time.perf_counter()
         if fmt in ("json", "jsonl"):
             import json
@@ -163,22 +212,11 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
                 print(f"total\t\t\t{sum(counts.values())}")
         t_out = time.perf_counter() - t0
     else:
-        source = selected if selected is not None else space.enumerate(args.variant, args.ndim, args.dtype, args.where)
-        rows = (output.record(cfg) for cfg in source)
+        source = selected if selected is not None else space.enumerate(variant=args.variant, ndim=args.ndim,
+                                                                        dtype=args.dtype, where=args.where)
         t0 = time.perf_counter()
-        out = sys.stdout
-        if fmt == "names":
-            output.write_names(rows, out)
-        elif fmt == "jsonl":
-            output.write_jsonl(rows, out)
-        elif fmt == "json":
-            output.write_json(rows, out)
-        elif fmt == "csv":
-            output.write_csv(rows, out, space.data.fields)
-        else:
-            counts = output.write_table(rows, _console(), title)
-            _console().print(output.counts_table(counts, "kernels per (variant, ndim, dtype)"))
-        out.flush()
+        output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
+                             title=title, counts_title="kernels per (variant, ndim, dtype)")
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
     if args.timings:
         t = space.timings
@@ -193,16 +231,12 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
 
 
 def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:
-    counts = dict.fromkeys(space.strata(variant, ndim, dtype), 0)
+    counts = dict.fromkeys(space.strata(variant=variant, ndim=ndim, dtype=dtype), 0)
     for cfg in configs:
         for st in counts:
             if (st.variant, st.ndim, st.dtype) == (cfg["variant"], cfg["ndim"], cfg["dtype"]):
                 counts[st] += 1
     return counts
-
-
-def entry() -> None:  # pragma: no cover
-    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.build.LAUNCHERS (tests/test_emit.py checks)
-DEFAULT_CHUNK_SIZE = 25  # = ckspace.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
+LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.codegen.build.LAUNCHERS (tests/test_emit.py checks)
+DEFAULT_CHUNK_SIZE = 25  # = ckspace.codegen.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
+MAX_CHUNK_SIZE = 2000  # one unit of more instances than this needs tens of GB to compile
+DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
 
 def add_parsers(sub) -> None:
@@ -35,6 +37,9 @@ def add_parsers(sub) -> None:
     em.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
     em.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="N",
                     help=f"instances per compile unit and per registration chunk (default {DEFAULT_CHUNK_SIZE})")
+    em.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
+                    help=f"refuse to emit more kernels than this (default {DEFAULT_MAX_KERNELS:,}; the open space has "
+                         "trillions): counted first, in seconds")
     em.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     em.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
 
@@ -70,14 +75,23 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
     arch = archdetect.resolve(args.arch)
     rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
-    if args.chunk_size < 1:
-        raise UsageError("--chunk-size must be at least 1")
+    if not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
+        raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}, not {args.chunk_size}")
+    if not args.output.strip():
+        raise UsageError("-o/--output needs a directory, not an empty string")
+    if args.max_kernels < 1:
+        raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
     from ..codegen.manifest import ensure_dir
 
     ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
     rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
     space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
+    if args.set in (None, "", "full"):  # count before listing: the open space would never finish
+        total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
+        if total > args.max_kernels:
+            raise UsageError(f"the selection has {total:,} kernels, more than --max-kernels {args.max_kernels:,}; "
+                             "narrow it (--set, --variant, --ndim, --dtype, --where) or raise --max-kernels")
     configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules}

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
     from ..rules.data import DataSet
-    from ..explain.explainer import Explainer, Explanation
+    from ..explain.explainer import Explainer
+    from ..explain.result import Explanation
 
 FORMATS = ("text", "json")
 DEFAULT_ARCH = "gfx950"
@@ -44,14 +45,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="select the tests and tiny sets if they are not cached yet, to say whether the kernel is in "
                          "them (seconds, once; `ckspace enumerate --set tests` caches them too)")
     ex.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
-    from ..codegen.ckapi import add_ck_api_options
+    from .options import add_ck_api_options
 
     add_ck_api_options(ex)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ..codegen.ckapi import rules_with_ck_api
-    from ..explain.explainer import Explainer, parse
+    from .options import rules_with_ck_api
+    from ..explain.explainer import Explainer
+    from ..explain.spelling import parse
     from ..rules.names import parse_name
 
     batch = args.name == "-"
@@ -88,7 +90,7 @@ def _spelling_data(constraints: str | None) -> "DataSet":
 
 # -- batch -----------------------------------------------------------------------------------------------------------
 def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: bool) -> int:
-    from ..explain.explainer import SCHEMA_VERSION
+    from ..explain.result import SCHEMA_VERSION
 
     results: list[dict] = []
     summary = Summary(explainer.data.families)
@@ -223,9 +225,9 @@ def render(console: "Console", exp: "Explanation") -> None:
 
 
 def _reasons(console: "Console", exp: "Explanation") -> None:
-    from ..explain.explainer import Reason
+    from ..rules.verdict import Verdict
 
-    def block(reasons: list[Reason], heading: str) -> None:
+    def block(reasons: list[Verdict], heading: str) -> None:
         console.print()
         console.print(heading)
         for fam in dict.fromkeys(r.family for r in reasons):
@@ -269,7 +271,7 @@ def _derived_panel(console: "Console", exp: "Explanation") -> None:
 
 
 def _neighbours(console: "Console", exp: "Explanation") -> None:
-    from ..explain.explainer import name_diff
+    from ..explain.diff import name_diff
 
     search = exp.search
     console.print()

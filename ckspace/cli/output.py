@@ -125,3 +125,24 @@ def counts_table(counts: Mapping[Stratum, int] | Mapping[tuple, int], title: str
 
 def counts_records(counts: Mapping[Stratum, int]) -> list[dict[str, object]]:
     return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n} for s, n in counts.items()]
+
+
+def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str], *,
+                  title: str, counts_title: str) -> None:
+    """Kernel records in one of FORMATS: names, jsonl, json and csv stream; table renders with rich, then the
+    counts per (variant, ndim, dtype)."""
+    if fmt == "names":
+        write_names(rows, out)
+    elif fmt == "jsonl":
+        write_jsonl(rows, out)
+    elif fmt == "json":
+        write_json(rows, out)
+    elif fmt == "csv":
+        write_csv(rows, out, field_names)
+    else:
+        from rich.console import Console
+
+        console = Console(soft_wrap=False)
+        counts = write_table(iter(rows), console, title)
+        console.print(counts_table(counts, counts_title))
+    out.flush()

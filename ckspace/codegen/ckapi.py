@@ -132,22 +132,3 @@ def combine_rules(rules: str | None, ck_api: str | None, ck_include: str | Path 
     if rules.strip()[0] not in "+-":  # a bare list replaces the default set: keep it, add the API families
         return f"{rules},{extra.replace('+', '')}"
     return f"{rules},{extra}"
-
-
-# ---- the command-line options (enumerate, coverage, sample) -----------------------------------------------------
-def add_ck_api_options(p) -> None:
-    """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.ckapi)."""
-    p.add_argument("--ck-api", metavar="REV",
-                   help="only kernels this CK Tile API revision can build: 2026.06 (newest: everything), 2025.11, "
-                        "or auto (with --ck-include)")
-    p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
-
-
-def rules_with_ck_api(args) -> str | None:
-    """`--rules` plus the rule families of `--ck-api` (None and an unset --ck-api leave --rules as it is)."""
-    ck_api = getattr(args, "ck_api", None)
-    if ck_api is None:
-        if getattr(args, "ck_include", None):
-            raise UsageError("--ck-include is read only with --ck-api auto")
-        return args.rules
-    return combine_rules(args.rules, ck_api, args.ck_include)

@@ -26,12 +26,14 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import CkspaceError, DataError, UsageError
+from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
 from .manifest import Writer, digest
 
-from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
+if TYPE_CHECKING:  # pragma: no cover
+    from ..solve.kernels import KernelSpace
 
 DEFAULT_CHUNK_SIZE = 25
 UNITS_DIR = "units"
@@ -75,17 +77,15 @@ def template_env(rev: str):
 
 
 # ---- the selection -------------------------------------------------------------------------------------------------
-def select(space, set_name: str | None = None, variant=None, ndim=None, dtype=None, where: str | None = None) -> list[dict]:
-    """The kernels to emit: a named set (`tiny`, `tests`, through ckspace.cli_sets) or `full`, then the filters."""
+def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim=None, dtype=None,
+           where: str | None = None) -> list[dict]:
+    """The kernels to emit: a named set (`tiny`, `tests`: ckspace.select.sets) or `full`, then the filters."""
     if set_name in (None, "", "full"):
-        return list(space.enumerate(variant, ndim, dtype, where))
-    try:
-        from ..cli.sets import selected_configs  # type: ignore[import-not-found]
-    except ImportError:
-        raise UsageError(f"--set {set_name} is not available yet (it comes with the coverage-selection issue); "
-                         "use --set full with --variant/--ndim/--dtype/--where") from None
-    configs = [dict(c) for c in selected_configs(space, set_name)]
-    strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant, ndim, dtype)}
+        return list(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where))
+    from ..select.sets import selected_configs
+
+    configs = [dict(c) for c in selected_configs(space, set_name)[0]]
+    strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
     node = space.parse_where(where)
     from ..rules import expr as E
     from ..rules.check import is_valid

@@ -28,15 +28,16 @@ from typing import Callable, Mapping, Sequence
 
 from ortools.sat.python import cp_model
 
-from ..rules import expr as E
-from ..rules.check import breaks
-from ..solve.cpsat import Compiler, new_variable
-from ..rules.data import FieldDef, Rule
 from ..errors import CkspaceError
-from .explainer import Neighbour, changes_between, domain_reasons
-from ..solve.folded import fold_constraints
+from ..rules import expr as E
+from ..rules.check import breaks, domain_verdicts
+from ..rules.data import FieldDef, Rule
 from ..rules.model import Model, Stratum, kind_of_variant
 from ..rules.names import format_name
+from ..solve.cpsat import Compiler, new_variable
+from ..solve.folded import fold_constraints
+from .diff import changes_between
+from .result import Neighbour
 
 
 W_CHANGE = 100_000  # one changed field outweighs any sum of step distances (at most a few hundred)
@@ -197,7 +198,7 @@ class NeighbourSearch:
 
     def _valid(self, full: Mapping[str, object]) -> bool:
         kind = kind_of_variant(str(full["variant"]))
-        return not domain_reasons(self.model, full) and not any(breaks(r, full, self.model) for r in self.model.rules_for(kind))
+        return not domain_verdicts(self.model, full) and not any(breaks(r, full, self.model) for r in self.model.rules_for(kind))
 
 
 def _value(solver: cp_model.CpSolver, base: _Base, f: FieldDef) -> object:

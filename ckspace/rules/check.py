@@ -6,41 +6,45 @@ This is the independent oracle of the tests and the engine of `explain`: for eve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping
 
 from . import expr as E
 from .data import Rule, message_parts
-from ..errors import ExprError
+from ..errors import CkspaceError, ExprError, KernelNameError
 from .model import Model, kind_of_variant
+from .names import parse_name
+from .verdict import Verdict
 
 
-@dataclass(frozen=True)
-class Violation:
-    rule: Rule
-    message: str
-
-    @property
-    def id(self) -> str:
-        return self.rule.id
-
-    @property
-    def family(self) -> str:
-        return self.rule.family
-
-
-def domain_violations(model: Model, config: Mapping[str, object]) -> list[str]:
-    """Fields missing or outside their modelled domain (`model.domain`)."""
+def domain_verdicts(model: Model, config: Mapping[str, object]) -> list[Verdict]:
+    """Fields missing or outside their modelled domain, as verdicts of the built-in `model` family (always on)."""
     kind = kind_of_variant(str(config.get("variant")))
-    problems = []
+    out = []
     for f in model.fields(kind):
         if f.derived and f.name not in config:
             continue
         value = config.get(f.name)
         if value not in f.values or (f.type == "bool") != isinstance(value, bool):
-            shown = _show_domain(f.values)
-            problems.append(f"{f.name} {value!r} is outside the modelled space: {shown}")
-    return problems
+            out.append(Verdict(
+                rule=f"model.domain-{f.name}", family="model",
+                message=f"{f.name} {show_value(value)} is outside the modelled space: {_show_domain(f.values)}",
+                fields=(f.name,), source=f"fields.toml: field.{f.name} ({f.doc})" if f.doc else f"fields.toml: field.{f.name}",
+                rationale="every field takes its values from the open domain in fields.toml"))
+    return out
+
+
+def domain_violations(model: Model, config: Mapping[str, object]) -> list[str]:
+    """The messages of domain_verdicts (fields missing or outside their modelled domain)."""
+    return [v.message for v in domain_verdicts(model, config)]
+
+
+def show_value(value: object) -> str:
+    """A value as the rule language writes it: true/false, 'text', numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"'{value}'"
+    return str(value)
 
 
 def _show_domain(values: tuple) -> str:
@@ -59,11 +63,57 @@ def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
         return False  # the rule reads a field this config does not have (the other kernel family)
 
 
-def violations(model: Model, config: Mapping[str, object], all_families: bool = False) -> list[Violation]:
-    """Every rule the config breaks, with its message; optional families too when `all_families`."""
+def verdict(rule: Rule, config: Mapping[str, object], model: Model) -> Verdict:
+    """The verdict of a rule the config breaks, with the config's numbers in its message."""
+    try:
+        message = render(rule, config, model)
+    except (CkspaceError, TypeError, ValueError):
+        message = rule.message  # a value the message cannot be rendered with: the template as written
+    return Verdict(rule=rule.id, family=rule.family, message=message, fields=tuple(sorted(rule.fields)),
+                   source=f"{rule.source} ({rule.file})", rationale=rule.rationale,
+                   enabled=rule.family in model.families)
+
+
+def violations(model: Model, config: Mapping[str, object], all_families: bool = False) -> list[Verdict]:
+    """Every rule the config breaks, in rule order; optional (switched-off) families too when `all_families`."""
     kind = kind_of_variant(str(config.get("variant")))
     rules = model.all_rules_for(kind) if all_families else model.rules_for(kind)
-    return [Violation(r, render(r, config, model)) for r in rules if breaks(r, config, model)]
+    return [verdict(r, config, model) for r in rules if breaks(r, config, model)]
+
+
+def rule_verdicts(model: Model, config: Mapping[str, object]) -> list[Verdict]:
+    """Every rule of every family the config breaks, each evaluated on its own, in the data's family order."""
+    kind = kind_of_variant(str(config.get("variant")))
+    found: list[Verdict] = []
+    for rule in model.all_rules_for(kind):
+        try:
+            broken = breaks(rule, config, model)
+        except (ExprError, TypeError, ValueError):
+            continue  # a value the rule cannot read (outside the domain, reported as a `model` verdict)
+        if broken:
+            found.append(verdict(rule, config, model))
+    order = {f: i for i, f in enumerate(model.data.families)}
+    return sorted(found, key=lambda v: order.get(v.family, len(order)))  # stable: rule order within a family
+
+
+def first_reason(model: Model, name: str) -> str:
+    """Why a name is not in the model's set, in one line: malformed, outside the modelled space, or the first rule
+    it breaks (coverage reports this for every listed name that is not in the set)."""
+    try:
+        config = parse_name(name)
+    except KernelNameError as exc:
+        return f"malformed name: {exc}"
+    problems = domain_verdicts(model, config)
+    if problems:
+        return problems[0].message
+    try:
+        broken = violations(model, config)
+    except (CkspaceError, KeyError, TypeError, ValueError):  # a kernel family this arch does not model, etc.
+        broken = []
+    if broken:
+        more = f" (and {len(broken) - 1} more rules)" if len(broken) > 1 else ""
+        return f"breaks {broken[0].rule}: {broken[0].message}{more}"
+    return "not in full"
 
 
 def is_valid(model: Model, config: Mapping[str, object]) -> bool:

@@ -73,12 +73,14 @@ def universe(space, objective: Objective) -> list[dict[str, object]]:
     """The kernels of `full` within the objective's strata, sorted by name."""
     try:
         if "ck-curation" not in space.families:  # possibly the open space: count before listing anything
-            total = sum(space.count(objective.variant, objective.ndim, objective.dtype, objective.where).values())
+            total = sum(space.count(variant=objective.variant, ndim=objective.ndim, dtype=objective.dtype,
+                                    where=objective.where).values())
             if total > UNIVERSE_LIMIT:
                 raise UsageError(f"selecting a set needs an enumerable space: {total:,} kernels under these rules "
                                  f"(more than {UNIVERSE_LIMIT:,}; narrow the objective's strata or switch curation on)")
         rows = []
-        for cfg in space.enumerate(objective.variant, objective.ndim, objective.dtype, objective.where):
+        for cfg in space.enumerate(variant=objective.variant, ndim=objective.ndim, dtype=objective.dtype,
+                                   where=objective.where):
             rows.append(cfg)
             if len(rows) > UNIVERSE_LIMIT:
                 raise UsageError(f"selecting a set needs an enumerable space: more than {UNIVERSE_LIMIT:,} kernels "

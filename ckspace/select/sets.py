@@ -1,0 +1,120 @@
+"""The named kernel sets of an arch: `full` (the model's whole set) and the coverage-driven selections `tests` and
+`tiny`, as lists of configs. enumerate, coverage, sample, emit and explain's membership all read sets from here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..errors import CkspaceError, UsageError
+from . import objectives
+from . import coverage
+from .selection import Selection, cached_names, read_names, select, universe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..rules.data import DataSet
+    from ..solve.kernels import KernelSpace
+
+SETS = ("full", "tests", "tiny")
+SELECTED_SETS = ("tests", "tiny")  # coverage-driven subsets of `full`, each chosen by its own objective file
+
+
+def check_set(set_name: str) -> None:
+    if set_name not in SETS:
+        raise UsageError(f"unknown set {set_name!r}; choices: {', '.join(SETS)}")
+
+
+def load_objective(space: "KernelSpace", set_name: str | None, objective_path: str | Path | None) -> objectives.Objective:
+    """The objective of a set (its own file), or the user's file; `tests` when neither names one."""
+    spec = objective_path if objective_path is not None else (set_name if set_name in SELECTED_SETS else "tests")
+    return objectives.load(spec, space.data.fields)
+
+
+def selection_for(space: "KernelSpace", set_name: str, objective_path: str | Path | None = None,
+                  stable_from: str | Path | None = None) -> Selection:
+    """The `Selection` (configs and solver statistics) of `tests` or `tiny` under `space`'s rules."""
+    check_set(set_name)
+    if set_name == "full":
+        raise UsageError("full is not a selection (use Space.enumerate)")
+    return select(space, load_objective(space, set_name, objective_path), stable_from)
+
+
+def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str | Path | None = None,
+                     stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
+                     where: str | None = None) -> tuple[list[dict[str, object]], Selection | None]:
+    """The kernels of a set (full, tests, tiny) as config dicts (fields + name), sorted by name, and the Selection
+    behind them (None for full).
+
+    `objective_path` replaces the set's objective file; `stable_from` is a file of names of a previous selection to
+    stay close to. variant/ndim/dtype/where filter the set like enumerate's options (the set itself is always
+    selected over the whole arch).
+    """
+    check_set(set_name)
+    if set_name == "full":
+        if objective_path is not None or stable_from is not None:
+            raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
+        configs = space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)
+        return sorted(configs, key=lambda c: str(c["name"])), None
+    sel = selection_for(space, set_name, objective_path, stable_from)
+    configs = sel.configs
+    if any(v is not None for v in (variant, ndim, dtype, where)):
+        keep = {str(c["name"]) for c in space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)}
+        configs = [c for c in configs if c["name"] in keep]
+    return configs, sel
+
+
+def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name: str,
+                   make_space: Callable[[], "KernelSpace"] | None = None) -> frozenset[str] | None:
+    """The names of the `set_name` selection of `arch` under the default rules, as `ckspace enumerate --set` caches
+    it; None when it is not cached. With `make_space`, a missing selection is selected now (and cached).
+
+    Reading the cache needs no enumeration and no solver: the key is ckspace.select.selection.select's own.
+    """
+    try:
+        objective = objectives.load(set_name, data.fields)
+    except CkspaceError:
+        return None
+    names = cached_names(data.digest, arch, families, objective)
+    if names is not None:
+        return frozenset(names)
+    if make_space is None:
+        return None
+    return frozenset(selection_for(make_space(), set_name).names)
+
+
+def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set_name: str | None = None,
+                    objective_path: str | Path | None = None, stable_from: str | Path | None = None,
+                    source: str = "names") -> coverage.Report:
+    """The coverage of a list of names, or of a named set (tests when neither is given), against an objective
+    (the set's own, or tests for a list): per dimension and pair, covered/total and the uncovered items; names that
+    are not in full are listed with the first reason."""
+    from ..rules.check import first_reason
+
+    if names is not None and set_name is not None:
+        raise UsageError("give either a FILE of names or --set, not both")
+    if names is None and set_name is None:
+        set_name = "tests"
+    if set_name is not None:
+        check_set(set_name)
+    if stable_from and set_name not in SELECTED_SETS:
+        raise UsageError("--stable-from applies to --set tests and --set tiny only")
+    objective = load_objective(space, set_name, objective_path)
+    full_names = {str(c["name"]): c for c in space.enumerate()}
+    stats = None
+    if set_name == "full":
+        names = sorted(full_names)
+        source = "set full"
+    elif set_name is not None:
+        sel = select(space, objective, stable_from)
+        names = sel.names
+        stats = sel.stats
+        source = f"set {set_name}" + (f" (objective {objective.label()})" if objective_path else "")
+    assert names is not None
+    index = coverage.ItemIndex(objective, universe(space, objective))
+    return coverage.build_report(index, space.arch, source, names, full_names,
+                                 explain=lambda n: first_reason(space.model, n), selection=stats)
+
+
+def read_name_file(path: str | Path) -> list[str]:
+    """The names of a file (one per line, '#' comments; '-' is stdin)."""
+    return read_names(path)

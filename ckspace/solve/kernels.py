@@ -1,0 +1,220 @@
+"""The kernels of one model: enumerate and count them, cached. The services (select, explain, codegen) and the
+`ckspace.Space` facade are built on it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from .. import cache
+from ..errors import UsageError
+from ..rules import data as D
+from ..rules import expr as E
+from ..rules.model import Model, Stratum, resolve_families
+
+# Results larger than this are streamed and not cached (the open space is far larger than CK's).
+CACHE_LIMIT = 2_000_000
+
+
+@dataclass
+class Timings:
+    """Where the time of a run went (seconds)."""
+
+    load: float = 0.0
+    plan: float = 0.0
+    solve: float = 0.0
+    output: float = 0.0
+    solver_import: float = 0.0
+    cached: bool = False
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def _as_list(value: str | int | Iterable | None, option: str) -> list[str] | None:
+    """A repeated or comma-separated option as its items; an empty item (`forward,,bwd_data`, `''`) is an error,
+    not a silent no-op, since it is almost always a typo."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (str, int)) else list(value)
+    out: list[str] = []
+    for item in items:
+        parts = [s.strip() for s in str(item).split(",")]
+        if not all(parts):
+            raise UsageError(f"empty value in --{option} {str(item)!r}")
+        out += parts
+    return out or None
+
+
+def _typed(name: str, item: str) -> object:
+    """An option value as the field's type: ndim takes 2, 3 or CK's spelling 2d, 3d."""
+    if name == "ndim":
+        digits = item[:-1] if item[-1:] in ("d", "D") else item
+        if digits.isascii() and digits.isdigit() and len(digits) <= 2:
+            return int(digits)
+    return item
+
+
+class KernelSpace:
+    """The kernel-instance space of one arch under a choice of rule families: enumerate and count."""
+
+    def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
+                 constraints_dir: str | Path | None = None, use_cache: bool = True):
+        started = time.perf_counter()
+        self.data = D.load(Path(constraints_dir) if constraints_dir else None)
+        self.families = resolve_families(self.data, rules)
+        self.model = Model(self.data, arch, self.families)
+        self.model.validate_references()
+        self.arch = arch
+        self.use_cache = use_cache
+        self.timings = Timings(load=time.perf_counter() - started)
+
+    # -- selection ------------------------------------------------------------------------------------------------
+    def strata(self, *, variant=None, ndim=None, dtype=None) -> list[Stratum]:
+        fields = self.data.fields
+        chosen = {}
+        for name, value in (("variant", variant), ("ndim", ndim), ("dtype", dtype)):
+            items = _as_list(value, name)
+            domain = fields[name].values
+            if items is None:
+                chosen[name] = set(domain)
+                continue
+            picked = set()
+            for item in items:
+                typed = _typed(name, item)
+                if typed not in domain:
+                    raise UsageError(f"unknown {name} {item!r}; choices: {', '.join(str(v) for v in domain)}")
+                picked.add(typed)
+            chosen[name] = picked
+        return [s for s in self.model.strata
+                if s.variant in chosen["variant"] and s.ndim in chosen["ndim"] and s.dtype in chosen["dtype"]]
+
+    def parse_where(self, where: str | None) -> E.Node | None:
+        if not where:
+            return None
+        names = {**self.data.fields, **dict.fromkeys(self.data.derives)}
+        node = E.parse(where, names, self.data.namespaces, "--where")
+        return self.data.macros.expand(node)
+
+    def _cache_options(self, strata: Sequence[Stratum], where: str | None) -> dict[str, object]:
+        return {
+            "arch": self.arch,
+            "families": sorted(self.families),
+            "strata": [[s.variant, s.ndim, s.dtype] for s in strata],
+            "where": " ".join(where.split()) if where else None,
+        }
+
+    # -- results -------------------------------------------------------------------------------------------------
+    def enumerate(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> Iterator[dict[str, object]]:
+        """Every valid kernel config, sorted by name, as dicts of field values (plus `name`)."""
+        strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
+        node = self.parse_where(where)
+        digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
+        if self.use_cache:
+            hit = cache.load("enumerate", digest)
+            if hit is not None:
+                self.timings.cached = True
+                yield from _unpack(hit)
+                return
+        self._large = False
+        collected: list[dict[str, object]] | None = [] if self.use_cache else None
+        for cfg in self._solve(strata, node):
+            if collected is not None and (self._large or len(collected) >= CACHE_LIMIT):
+                collected = None  # a streamed (open-space) result is never kept in memory for the cache
+            if collected is not None:
+                collected.append(cfg)
+            yield cfg
+        if collected is not None:
+            cache.store("enumerate", digest, _pack(collected))
+
+    def count(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> dict[Stratum, int]:
+        """Kernels per (variant, ndim, dtype), counted by multiplying independent components."""
+        strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
+        node = self.parse_where(where)
+        digest = cache.key("count", self.data.digest, self._cache_options(strata, where))
+        if self.use_cache:
+            hit = cache.load("count", digest)
+            if hit is not None:
+                self.timings.cached = True
+                return {Stratum(v, n, d): c for v, n, d, c in hit}
+        self._import_solver()
+        from . import plan as solve
+
+        out: dict[Stratum, int] = {}
+        for st in strata:
+            t0 = time.perf_counter()
+            plan = self._plan(st, node)
+            t1 = time.perf_counter()
+            if plan is None or plan.infeasible_by:
+                out[st] = 0
+            else:
+                out[st] = solve.count_only(self.model, plan)
+            self.timings.plan += t1 - t0
+            self.timings.solve += time.perf_counter() - t1
+        if self.use_cache:
+            cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
+        return out
+
+    def _plan(self, st: Stratum, node: E.Node | None):
+        from . import plan as solve
+
+        if node is not None and not E.fields_of(node) <= {f.name for f in self.model.fields(st.kind)}:
+            return None  # the filter reads fields this kernel family does not have
+        return solve.plan(self.model, st, [node] if node is not None else [])
+
+    def _import_solver(self) -> None:
+        """Import OR-Tools now, so that its cost is reported apart from solving (a cached run never pays it)."""
+        t0 = time.perf_counter()
+        from ortools.sat.python import cp_model  # noqa: F401
+
+        self.timings.solver_import += time.perf_counter() - t0
+
+    def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
+        self._import_solver()
+        from . import plan as solve
+        from ..rules.names import format_name
+
+        for st in sorted(strata, key=lambda s: format_name(_prefix_probe(self.model, s))):
+            t0 = time.perf_counter()
+            plan = self._plan(st, node)
+            t1 = time.perf_counter()
+            self.timings.plan += t1 - t0
+            if plan is None or plan.infeasible_by:
+                continue
+            lazy = None
+            try:  # CK-sized strata solve whole; a bag beyond TREE_LIMIT solutions marks an open-space stratum
+                solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
+                large = solve.count_plan(plan) > CACHE_LIMIT
+            except solve.TooLarge:
+                large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
+            self.timings.solve += time.perf_counter() - t1
+            rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
+            if not large:
+                yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
+            else:
+                self._large = True
+                yield from rows  # too large to sort in memory: the solver's canonical order (documented)
+
+def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
+    """A config of the stratum with placeholder values, used only to sort strata by their name prefix."""
+    probe: dict[str, object] = {f.name: f.values[0] for f in model.fields(st.kind)}
+    probe.update(st.constants())
+    probe["layout"] = "ngchw" if st.kind == "depthwise" else "nhwgc"
+    return probe
+
+
+def _pack(rows: list[dict[str, object]]) -> dict[str, object]:
+    """Rows as [layout index, values...]: GEMM and depthwise kernels have different fields."""
+    layouts: dict[tuple[str, ...], int] = {}
+    packed = []
+    for r in rows:
+        cols = tuple(r)
+        idx = layouts.setdefault(cols, len(layouts))
+        packed.append([idx, *r.values()])
+    return {"layouts": [list(c) for c in layouts], "rows": packed}
+
+
+def _unpack(hit: dict) -> Iterator[dict[str, object]]:
+    layouts = hit["layouts"]
+    for row in hit["rows"]:
+        yield dict(zip(layouts[row[0]], row[1:]))

@@ -1,0 +1,63 @@
+"""`ckspace rules`: every rule shown with its family, message, rationale, source and examples; docs/rules.md is its
+markdown output and stays current."""
+
+from __future__ import annotations
+
+import json
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+from pathlib import Path
+
+from ckspace.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def rule_ids_in_files() -> dict[str, dict]:
+    """Every rule of the shipped rule files, read independently of ckspace's loader."""
+    out = {}
+    for path in sorted((ROOT / "constraints" / "rules").glob("*.toml")):
+        for rule in tomllib.loads(path.read_text())["rule"]:
+            out[rule["id"]] = rule
+    return out
+
+
+def test_docs_rules_md_is_current(capsys) -> None:
+    assert main(["rules", "--format", "markdown"]) == 0
+    generated = capsys.readouterr().out
+    assert (ROOT / "docs" / "rules.md").read_text() == generated, \
+        "docs/rules.md is stale: run `ckspace rules --format markdown > docs/rules.md`"
+
+
+def test_json_lists_every_rule_with_its_rationale_and_source(capsys) -> None:
+    assert main(["rules", "--format", "json"]) == 0
+    shown = {r["id"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    files = rule_ids_in_files()
+    assert set(files) <= set(shown)
+    assert {i for i in shown if i not in files} == {"model.derived-warp_tile_k", "model.derived-layout"}
+    for rid, rule in files.items():
+        assert shown[rid]["family"] == rule["family"]
+        assert shown[rid]["rationale"] == rule["rationale"] and shown[rid]["rationale"]
+        assert shown[rid]["source"] == rule["source"]
+        assert shown[rid]["message"] == rule["message"]
+        assert shown[rid]["rejects"] == ([rule["reject"]] if isinstance(rule.get("reject"), str) else rule.get("reject", []))
+
+
+def test_one_rule_and_one_family_in_text(capsys) -> None:
+    assert main(["rules", "arch.tile-m-divisible"]) == 0
+    out = capsys.readouterr().out
+    assert "arch.tile-m-divisible" in out and "rationale:" in out and "tile_m % (wave_m * warp_tile_m) == 0" in out
+    assert "rejects:" in out and "accepts:" in out and "arch.warp-tile\n" not in out
+    assert main(["rules", "ck-known-issues"]) == 0
+    out = capsys.readouterr().out
+    ids = [line.strip() for line in out.splitlines() if line.startswith("  ck-known-issues.")]
+    expected = [i for i, r in rule_ids_in_files().items() if r["family"] == "ck-known-issues"]
+    assert ids == expected and len(ids) == 2
+
+
+def test_unknown_rule_suggests_the_close_ids(capsys) -> None:
+    assert main(["rules", "arch.warp-tle"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean arch.warp-tile" in err

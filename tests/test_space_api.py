@@ -1,0 +1,77 @@
+"""The Space facade: every command's power from Python, keyword-only, with runnable docstrings."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import ckspace.space
+from ckspace import Space
+from ckspace.errors import KernelNameError
+from ckspace.rules.check import breaks
+from ckspace.rules.names import parse_name
+
+VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
+TILE_96 = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
+
+
+@pytest.fixture(scope="module")
+def space() -> Space:
+    return Space(arch="gfx950")
+
+
+def test_docstring_examples_run() -> None:
+    result = doctest.testmod(ckspace.space, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+def test_check_takes_names_and_configs(space: Space) -> None:
+    assert space.check(VALID) == []
+    by_name = space.check(TILE_96)
+    assert [v.rule for v in by_name] == [v.rule for v in space.check(parse_name(TILE_96))]
+    # the oracle: each reported rule is broken by the plain check of its own expression
+    rules = {r.id: r for r in space.model.rules}
+    cfg = parse_name(TILE_96)
+    assert by_name and all(breaks(rules[v.rule], cfg, space.model) for v in by_name)
+    v = by_name[0]
+    assert v.rule == "arch.tile-m-divisible" and "96" in v.message and v.rationale and v.source
+    assert str(v) == f"{v.rule}: {v.message}" and "Node" not in repr(v)  # no rule tree in a printed verdict
+
+
+def test_a_partial_config_is_not_valid(space: Space) -> None:
+    verdicts = space.check({"variant": "forward", "tile_m": 96})
+    assert verdicts and all(v.family == "model" and v.rule.startswith("model.domain-") for v in verdicts)
+    assert "model.domain-tile_n" in {v.rule for v in verdicts}
+
+
+def test_parse_and_malformed_names(space: Space) -> None:
+    assert space.parse(VALID)["tile_m"] == 128
+    with pytest.raises(KernelNameError) as exc:
+        space.parse(VALID.replace("cshuffle", "cshufle"))
+    assert exc.value.suggestion == VALID
+
+
+def test_sets_coverage_sample_explain(space: Space) -> None:
+    tiny = space.select("tiny")
+    assert len(tiny) == 22  # README: tiny is 22 kernels on gfx950
+    configs, sel = space.selection("tiny")
+    assert [c["name"] for c in configs] == [c["name"] for c in tiny] and sel is not None
+    assert sel.stats["size"] == 22
+    report = space.coverage([c["name"] for c in tiny], objective="tiny")
+    assert report.covered == report.total == 86  # README: tiny covers 86/86 items
+    picked = space.sample(5, seed=7, set_name="tiny")
+    assert len(picked) == 5 and {c["name"] for c in picked} <= {c["name"] for c in tiny}
+    assert space.sample(5, seed=7, set_name="tiny") == picked
+    exp = space.explain(TILE_96, neighbours=1)
+    assert not exp.valid and exp.neighbours and len(exp.neighbours) == 1
+    assert space.explain(VALID).valid
+
+
+def test_parameters_are_keyword_only(space: Space) -> None:
+    with pytest.raises(TypeError):
+        Space("gfx950")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        space.enumerate("forward")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        space.count("forward", 2)  # type: ignore[misc]

@@ -89,50 +89,64 @@ def _spelling_data(constraints: str | None) -> "DataSet":
 
 
 # -- batch -----------------------------------------------------------------------------------------------------------
-def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: bool) -> int:
-    from ..explain.result import SCHEMA_VERSION
+MAX_MALFORMED_SHOWN = 10  # malformed lines printed one by one; the rest are counted in the summary
 
-    results: list[dict] = []
+
+def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: bool) -> int:
+    """Explain every name of a stream, one per line ('#' comments and blank lines skipped), in bounded memory:
+    the text summary keeps counts, JSON results are written as they come."""
+    from ..explain.result import SCHEMA_VERSION
+    from ..lines import bounded_lines
+
     summary = Summary(explainer.data.families)
     console = _console() if fmt == "text" else None
     reconfigure = getattr(stream, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(errors="replace")  # bytes that are not UTF-8 make a malformed name, not a crash
-    for lineno, line in enumerate(_lines(stream), 1):
+    out = sys.stdout
+    if fmt == "json":
+        rules = [f for f in explainer.data.families if f in explainer.families and f != "model"]
+        out.write("{\n" + f' "schema_version": {SCHEMA_VERSION},\n "arch": {json.dumps(explainer.arch)},\n'
+                  f' "rules": {json.dumps(rules)},\n "results": [')
+    first = True
+
+    def emit(record: dict) -> None:
+        nonlocal first
+        text = json.dumps(record, indent=1).replace("\n", "\n  ")
+        out.write(("\n  " if first else ",\n  ") + text)
+        first = False
+
+    for lineno, line in enumerate(bounded_lines(stream, "stdin"), 1):
         name = line.strip()
-        if not name:
+        if not name or name.startswith("#"):
             continue
         try:
             exp = explainer.explain(name, neighbours=n, fixes=verbose)
         except KernelNameError as exc:
             summary.malformed += 1
-            print(f"ckspace: error: line {lineno}: {exc}", file=sys.stderr)
+            if summary.malformed <= MAX_MALFORMED_SHOWN:
+                print(f"ckspace: error: line {lineno}: {exc}", file=sys.stderr)
             if fmt == "json":
-                results.append({"schema_version": SCHEMA_VERSION, "name": name, "status": "malformed", "line": lineno,
-                                "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
-                                          "got": exc.got, "suggestion": exc.suggestion}})
+                emit({"schema_version": SCHEMA_VERSION, "name": name, "status": "malformed", "line": lineno,
+                      "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
+                                "got": exc.got, "suggestion": exc.suggestion}})
             continue
         summary.add(exp)
         if fmt == "json":
-            results.append(exp.to_json())
+            emit(exp.to_json())
         elif verbose and console is not None:
             render(console, exp)
             console.rule(style="dim")
+    if summary.malformed > MAX_MALFORMED_SHOWN:
+        print(f"ckspace: error: {summary.malformed - MAX_MALFORMED_SHOWN:,} more malformed lines not shown "
+              f"({summary.malformed:,} in all)", file=sys.stderr)
     if fmt == "json":
-        print(json.dumps({"schema_version": SCHEMA_VERSION, "arch": explainer.arch,
-                          "rules": [f for f in explainer.data.families if f in explainer.families and f != "model"],
-                          "summary": summary.to_json(), "results": results}, indent=1))
+        out.write(("\n ],\n" if not first else "],\n") + ' "summary": '
+                  + json.dumps(summary.to_json(), indent=1).replace("\n", "\n ") + "\n}\n")
     else:
         assert console is not None
         console.print(summary.table(explainer.arch))
     return summary.exit_code()
-
-
-def _lines(stream: IO[str]) -> Iterable[str]:
-    try:
-        yield from stream
-    except OSError as exc:
-        raise UsageError(f"cannot read names from stdin: {exc.strerror or exc}") from None
 
 
 class Summary:

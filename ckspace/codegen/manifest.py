@@ -215,8 +215,31 @@ def load(root: Path) -> dict:
 
 
 def require(root: Path) -> dict:
-    """The manifest of an emitted directory, or a usage error."""
+    """The manifest of an emitted directory, or a usage error; its shape is checked, since build reads it."""
     data = load(root)
     if not data.get("kernels"):
         raise UsageError(f"{root} has no {MANIFEST} from `ckspace emit`; run `ckspace emit ... -o {root}` first")
+    problem = shape_problem(data)
+    if problem:
+        raise UsageError(f"{root / MANIFEST}: {problem}; emit again (ckspace emit ... -o {root})")
     return data
+
+
+def _str_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def shape_problem(data: dict) -> str | None:
+    """What is wrong with the shape of a manifest that build reads (arch, units, kernels, build_archs), or None."""
+    if not isinstance(data.get("arch"), str):
+        return "'arch' must be a string"
+    if not isinstance(data.get("kernels"), dict):
+        return "'kernels' must be a table of kernel names"
+    units = data.get("units")
+    if not isinstance(units, dict) or not all(isinstance(u, str) and _str_list(n) for u, n in units.items()):
+        return "'units' must map each compile unit to a list of kernel names"
+    if "build_archs" in data and data["build_archs"] is not None and not _str_list(data["build_archs"]):
+        return "'build_archs' must be a list of arch names"
+    if "ck_api" in data and data["ck_api"] is not None and not isinstance(data["ck_api"], str):
+        return "'ck_api' must be a string"
+    return None

@@ -8,6 +8,7 @@ import re
 from typing import Sequence
 
 from ..errors import KernelNameError
+from ..lines import MAX_NAME
 from ..rules.data import DataSet
 from ..rules.names import EPILOGUES, KNOWN_PIPELINES, SCHEDULERS, STREAMK, VARIANT_TAGS, parse_name
 
@@ -15,6 +16,8 @@ from ..rules.names import EPILOGUES, KNOWN_PIPELINES, SCHEDULERS, STREAMK, VARIA
 def parse(name: str, data: DataSet | None = None) -> dict[str, object]:
     """parse_name, plus a suggestion for a misspelt word when the parser has none (cshufle -> cshuffle); `data`
     adds the spellings of its enum values (dtypes, layouts, ...) to the grammar's words."""
+    if len(name) > MAX_NAME:  # no kernel name is that long; a spelling search over it would take minutes
+        raise KernelNameError(name[:60] + "...", "name", f"at most {MAX_NAME} characters", f"{len(name):,} characters")
     try:
         return parse_name(name)
     except KernelNameError as exc:

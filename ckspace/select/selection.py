@@ -48,24 +48,36 @@ class Selection:
         return [str(c["name"]) for c in self.configs]
 
 
+MAX_NAMES = 5_000_000  # names in one file: more than any set of the curated or the streamed open space
+
+
 def read_names(path: str | Path, what: str = "names file") -> list[str]:
-    """Kernel names, one per line; blank lines and `#` comments are ignored; `-` reads stdin."""
+    """Kernel names, one per line; blank lines and `#` comments are ignored; `-` reads stdin. Memory is bounded: an
+    over-long line or more than MAX_NAMES names is one error line (/dev/zero, a binary file)."""
     import sys
 
+    from ..lines import bounded_lines
+
+    label = f"{what} {path}"
     try:
         if str(path) == "-":
-            text = sys.stdin.read()
-        else:
-            text = Path(path).read_text(encoding="utf-8")
+            return _names_of(bounded_lines(sys.stdin, label), label)
+        with open(path, encoding="utf-8", errors="strict") as fh:
+            return _names_of(bounded_lines(fh, label), label)
     except OSError as exc:
-        raise DataError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{what} {path}: not UTF-8 text") from None
+        raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    except UsageError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _names_of(lines: Iterable[str], label: str) -> list[str]:
     out = []
-    for line in text.splitlines():
+    for line in lines:
         line = line.split("#", 1)[0].strip()
         if line:
             out.append(line)
+            if len(out) > MAX_NAMES:
+                raise DataError(f"{label}: more than {MAX_NAMES:,} names")
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 from . import cache
 from .rules import data as D
 from .rules import expr as E
+from .rules import typecheck as T
 from .errors import UsageError
 from .rules.model import Model, Stratum, resolve_families
 
@@ -86,6 +87,7 @@ class Space:
             return None
         names = {**self.data.fields, **dict.fromkeys(self.data.derives)}
         node = E.parse(where, names, self.data.namespaces, "--where")
+        T.check_condition(node, self.model.scope, "--where")  # before any evaluation or solver compilation
         return self.data.macros.expand(node)
 
     def _cache_options(self, strata: Sequence[Stratum], where: str | None) -> dict[str, object]:

@@ -19,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from . import expr as E
+from . import typecheck as T
 from ..errors import DataError, ExprError
 from .relation import Relation
 
@@ -138,6 +139,7 @@ class DataSet:
     rules: list[Rule]
     macros: "Macros" = None  # type: ignore[assignment]
     namespaces: frozenset[str] = frozenset()
+    formulas: dict[str, E.Node] = field(default_factory=dict)  # every derive's formula as written (macros unexpanded)
 
     @cached_property
     def digest(self) -> str:
@@ -210,9 +212,48 @@ def load(root: Path | None = None) -> DataSet:
             raise DataError(f"fields.toml: derive.{name}: {exc}") from None
         derives[name] = DeriveDef(name, spec.get("kind", "gemm"), node, spec.get("source", ""), bool(spec.get("output_only")))
     macros = Macros({n: d.expr for n, d in derives.items() if d.output_only})
+    formulas = {n: d.expr for n, d in derives.items()}
     derives = {n: DeriveDef(d.field, d.kind, macros.expand(d.expr), d.source, d.output_only) for n, d in derives.items()}
-    rules = _load_rules(root, names, families, namespaces, macros)
-    return DataSet(root, fields, derives, families, archs, tables, ck_raw, rules, macros, frozenset(namespaces))
+    scope = T.Scope(fields, formulas, _data_ref_type(archs, tables))
+    _check_formulas(scope, fields, formulas)
+    rules = _load_rules(root, names, families, namespaces, macros, scope)
+    return DataSet(root, fields, derives, families, archs, tables, ck_raw, rules, macros, frozenset(namespaces),
+                   formulas)
+
+
+def _data_ref_type(archs: Mapping[str, dict[str, Any]], tables: Mapping[str, Relation]) -> T.RefTyper:
+    """Types of data references before an arch is chosen: an arch fact has the join of its types over every arch;
+    the ck.* tables are built per arch, so their columns are not known yet (Model checks the rules again per arch)."""
+
+    def ref_type(path: tuple[str, ...]) -> T.Type:
+        head, rest = path[0], path[1:]
+        if head == "arch":
+            values: list[object] = list(archs.values())
+            for key in rest:
+                values = [v[key] for v in values if isinstance(v, dict) and key in v]
+            if not values:
+                raise ExprError(f"unknown arch fact {'.'.join(path)!r}")
+            return T.join_data(T.value_type(v) for v in values)
+        if head == "ck" and len(rest) == 1:
+            return T.TableT(None)
+        name = ".".join(path)
+        if name in tables:
+            return T.value_type(tables[name])
+        raise ExprError(f"unknown table {name!r}")
+
+    return ref_type
+
+
+def _check_formulas(scope: T.Scope, fields: Mapping[str, FieldDef], formulas: Mapping[str, E.Node]) -> None:
+    """Type every derive: a derived field's formula must give values of the field's type."""
+    for name, formula in formulas.items():
+        try:
+            t = scope.name_type(name) if name not in fields else T.check_value(formula, scope, f"derive.{name}")
+            if name in fields and not T.comparable(T.field_type(fields[name]), t):
+                raise ExprError(f"derive.{name}: the formula gives {T.type_name(t)}, the field is "
+                                f"{T.type_name(T.field_type(fields[name]))}")
+        except ExprError as exc:
+            raise DataError(f"fields.toml: {exc}") from None
 
 
 def _freeze(value: Any) -> Any:
@@ -246,7 +287,7 @@ class Macros:
 
 
 def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str, Family], namespaces: set[str],
-                macros: Macros) -> list[Rule]:
+                macros: Macros, scope: T.Scope) -> list[Rule]:
     rules: list[Rule] = []
     seen: dict[str, str] = {}
     for path in sorted((root / "rules").glob("*.toml")):
@@ -269,9 +310,10 @@ def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str,
             if kind not in (*KINDS, "both"):
                 raise DataError(f"{where}: kind must be gemm, depthwise or both")
             try:
-                when = macros.expand(E.parse(spec.get("when", "true"), fields, namespaces, f"rule {rid} 'when'"))
-                require = macros.expand(E.parse(spec["require"], fields, namespaces, f"rule {rid} 'require'"))
-                _check_message(spec["message"], fields, namespaces, rid)
+                when = _rule_condition(spec.get("when", "true"), fields, namespaces, scope, f"rule {rid} 'when'")
+                require = _rule_condition(spec["require"], fields, namespaces, scope, f"rule {rid} 'require'")
+                when, require = macros.expand(when), macros.expand(require)
+                _check_message(spec["message"], fields, namespaces, scope, rid)
             except ExprError as exc:
                 raise DataError(f"{rel}: {exc}") from None
             allowed = tuple(spec.get("allowed", ()))
@@ -319,10 +361,21 @@ def message_parts(template: str) -> list[tuple[str, str, str]]:
     return parts
 
 
-def _check_message(template: str, fields: Mapping[str, object], namespaces: set[str], rid: str) -> None:
+def _rule_condition(text: object, fields: Mapping[str, object], namespaces: set[str], scope: T.Scope,
+                    what: str) -> E.Node:
+    if not isinstance(text, str):
+        raise ExprError(f"{what}: expected an expression (a string), got {type(text).__name__}")
+    node = E.parse(text, fields, namespaces, what)
+    T.check_condition(node, scope, what)
+    return node
+
+
+def _check_message(template: str, fields: Mapping[str, object], namespaces: set[str], scope: T.Scope,
+                   rid: str) -> None:
     for _, expr_text, _ in message_parts(template):
         if expr_text and expr_text != "allowed":
-            E.parse(expr_text, fields, namespaces, f"rule {rid} message")
+            what = f"rule {rid} message"
+            T.check_value(E.parse(expr_text, fields, namespaces, what), scope, what)
 
 
 def arch_resolver(data: DataSet, arch: str, ck_relations: Callable[[str], Relation]) -> Callable[[tuple[str, ...]], object]:

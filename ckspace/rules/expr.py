@@ -6,17 +6,35 @@ code: `evaluate` (plain Python, on one concrete config: the oracle) and `ckspace
 Supported: integer, string and boolean constants; field names; references into the data (`arch.warp_size`,
 `ck.tile`, `arch.warp_tiles[dtype]`); tuples; `+ - * // %`; comparisons (chained too); `in` / `not in` against a
 tuple, a list or a table; `and`, `or`, `not`; `x if c else y`; `min(...)`, `max(...)`.
+
+Text is bounded before Python's parser sees it (length, printable UTF-8, nesting), and the tree after (depth, size,
+integer constants), so that no input can make the parser, the evaluator or the solver recurse or overflow. Types
+are checked by ckspace.rules.typecheck, after parsing and before any evaluation.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from dataclasses import dataclass
-from typing import Callable, Mapping, Union
+from typing import Callable, Iterator, Mapping, Union
 
 from ..errors import ExprError
 
-Value = Union[int, bool, str, tuple, frozenset, "object"]
+# Bounds on one expression. Shipped rules and formulas stay far below them (at most 359 characters, 58 nodes, 6
+# levels deep); they exist so that a hostile or mistyped --where fails with one line instead of a RecursionError,
+# a MemoryError or an overflow inside OR-Tools.
+MAX_SOURCE_CHARS = 4000
+MAX_DEPTH = 64  # nested levels of the tree: operators, `not`, calls, tuples (`a + b + c` nests two levels)
+# Before parsing, nesting is counted on tokens (brackets, prefix operators, operator chains) against a looser guard:
+# it only has to keep Python's parser shallow; the tree's depth is the bound a user meets.
+MAX_TOKEN_NESTING = 2 * MAX_DEPTH
+MAX_NODES = 1000
+# Integer constants stay far inside CP-SAT's int64 domain, so that sums and products of a few of them (range-checked
+# by typecheck.RANGE_LIMIT) still fit.
+INT_LIMIT = 2**40
 
 
 @dataclass(frozen=True)
@@ -110,13 +128,102 @@ _FUNCS = ("min", "max")
 
 def parse(text: str, fields: Mapping[str, object], namespaces: frozenset[str] | set[str], what: str = "expression") -> Node:
     """Parse `text`. Bare names must be fields; dotted names must start with a data namespace (arch, ck, ...)."""
-    source = " ".join(text.split())
+    source = _checked_source(text, what)
+    if _nesting_bound(source) > MAX_TOKEN_NESTING and _token_nesting(source) > MAX_TOKEN_NESTING:
+        raise _too_deep(what)
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
         col = (exc.offset or 1) - 1
         raise ExprError(f"syntax error in {what} {source!r} at column {col + 1}: {exc.msg}") from None
-    return _Converter(fields, namespaces, what, source).convert(tree.body)
+    except (RecursionError, MemoryError):  # the token count above should prevent these; never a traceback anyway
+        raise _too_deep(what) from None
+    return _Converter(fields, namespaces, what, source).convert(tree.body, 0)
+
+
+def _checked_source(text: str, what: str) -> str:
+    """The text with its whitespace runs made single spaces, once it is known to be short, printable UTF-8."""
+    if len(text) > MAX_SOURCE_CHARS:
+        raise ExprError(f"{what}: expression too long ({len(text)} characters; at most {MAX_SOURCE_CHARS})")
+    source = " ".join(text.split())
+    if source.isprintable():  # the common case, in C; lone surrogates are not printable either
+        return source
+    for column, char in enumerate(source, 1):
+        if "\ud800" <= char <= "\udfff":
+            # A byte that is not UTF-8 reaches sys.argv as a lone surrogate (PEP 383) holding the byte.
+            byte = ord(char) - 0xDC00
+            shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"U+{ord(char):04X}"
+            raise ExprError(f"{what}: not valid UTF-8 text ({shown} at column {column})")
+        if not char.isprintable():
+            raise ExprError(f"{what}: non-printable character U+{ord(char):04X} at column {column}")
+    return source
+
+
+# Keywords are no operands: a `-`, `+`, `~` or `not` after one of them is a prefix operator.
+_KEYWORDS = {"and", "or", "not", "in", "is", "if", "else", "lambda"}
+# Operators that nest the tree one level per use at one bracket level: `a + b + c` is ((a + b) + c), `a.b.c` is
+# ((a.b).c), `x if c else y if d else z` nests in its else branch. Comparisons, `and`, `or` and commas make flat
+# nodes and do not count.
+_NESTING_OPS = {"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", ".", "if", "lambda", ":="}
+# What _nesting_bound counts: every character and word that can open a level in _token_nesting; brackets twice
+# (a call or subscript bracket opens one level and adds one to its chain).
+_NESTING_CHARS = "([{([{-+~*/%@<>&|^.:"
+_NESTING_WORDS = re.compile(r"\b(?:not|if|lambda)\b")
+
+
+def _nesting_bound(source: str) -> int:
+    """A quick upper bound of _token_nesting: every character or word that could open a level, counted once.
+    Rules stay below MAX_TOKEN_NESTING by it, so that only unusual text pays for tokenizing."""
+    return sum(source.count(c) for c in _NESTING_CHARS) + len(_NESTING_WORDS.findall(source))
+
+
+def _token_nesting(source: str) -> int:
+    """How deeply `source` nests, counted on its tokens so that Python's parser never sees deep input.
+
+    Each open bracket, each prefix operator in a row (`not not x`, `--x`) and each nesting operator of a chain
+    counts one level; the count stops as soon as it passes MAX_TOKEN_NESTING. Text that does not tokenize is left
+    to the parser, which reports the syntax error.
+    """
+    outer: list[tuple[int, int, int]] = []  # per open bracket: (base, run, chain) of the level around it
+    base = run = chain = 0  # levels of the enclosing brackets; prefix operators in a row; operator chain here
+    deepest = 0
+    after_operand = False
+    for kind, text in _tokens(source):
+        if kind == tokenize.OP and text in ("(", "[", "{"):
+            chain += after_operand  # a call or subscript of what precedes: f(x)[y] nests like a chain
+            outer.append((base, run, chain))
+            base, run, chain = base + run + chain + 1, 0, 0
+            after_operand = False
+        elif kind == tokenize.OP and text in (")", "]", "}"):
+            if not outer:
+                break
+            base, run, chain = outer.pop()
+            run, after_operand = 0, True
+        elif not after_operand and (text in ("-", "+", "~", "not")):
+            run += 1
+        elif text in _NESTING_OPS:
+            chain, run, after_operand = chain + 1, 0, False
+        elif kind in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING) and text not in _KEYWORDS:
+            run, after_operand = 0, True
+        else:
+            run, after_operand = 0, False
+        deepest = max(deepest, base + run + chain)
+        if deepest > MAX_TOKEN_NESTING:
+            break
+    return deepest
+
+
+def _tokens(source: str) -> Iterator[tuple[int, str]]:
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            yield tok.type, tok.string
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+def _too_deep(what: str) -> ExprError:
+    return ExprError(f"{what}: expression nests too deeply (more than {MAX_DEPTH} levels of operators, "
+                     f"'not', brackets or calls)")
 
 
 class _Converter:
@@ -125,22 +232,33 @@ class _Converter:
         self.namespaces = namespaces
         self.what = what
         self.source = source
+        self.nodes = 0
 
     def fail(self, message: str) -> ExprError:
         return ExprError(f"{message} in {self.what} {self.source!r}")
 
-    def convert(self, node: ast.AST) -> Node:
+    def convert(self, node: ast.AST, depth: int) -> Node:
+        """Convert `node`, which sits under `depth` nodes (`not not x`: x is 2 levels deep, as _token_nesting says)."""
+        if depth > MAX_DEPTH:
+            raise _too_deep(self.what)
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ExprError(f"{self.what}: expression too large (more than {MAX_NODES} parts)")
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise self.fail(f"unsupported syntax {type(node).__name__}")
-        return method(node)
+        return method(node, depth + 1)
 
-    def _Constant(self, node: ast.Constant) -> Node:
-        if isinstance(node.value, (bool, int, str)):
-            return Const(node.value)
-        raise self.fail(f"unsupported constant {node.value!r}")
+    def _Constant(self, node: ast.Constant, depth: int) -> Node:
+        value = node.value
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_LIMIT:
+            shown = f"integer {value}" if value.bit_length() <= 128 else f"a {value.bit_length()}-bit integer"
+            raise ExprError(f"{self.what}: {shown} is out of range (at most {INT_LIMIT} = 2**40 in magnitude)")
+        if isinstance(value, (bool, int, str)):
+            return Const(value)
+        raise self.fail(f"unsupported constant {value!r}")
 
-    def _Name(self, node: ast.Name) -> Node:
+    def _Name(self, node: ast.Name, depth: int) -> Node:
         if node.id in ("true", "false"):
             return Const(node.id == "true")
         if node.id in self.fields:
@@ -148,7 +266,7 @@ class _Converter:
         known = ", ".join(sorted(self.fields))
         raise self.fail(f"unknown field {node.id!r} (fields: {known})")
 
-    def _Attribute(self, node: ast.Attribute) -> Node:
+    def _Attribute(self, node: ast.Attribute, depth: int) -> Node:
         path: list[str] = []
         cur: ast.AST = node
         while isinstance(cur, ast.Attribute):
@@ -162,52 +280,66 @@ class _Converter:
             raise self.fail(f"unknown name {'.'.join(path)!r} (data namespaces: {', '.join(sorted(self.namespaces))})")
         return Ref(tuple(path))
 
-    def _Subscript(self, node: ast.Subscript) -> Node:
-        return Index(self.convert(node.value), self.convert(node.slice))
+    def _Subscript(self, node: ast.Subscript, depth: int) -> Node:
+        return Index(self.convert(node.value, depth), self.convert(node.slice, depth))
 
-    def _Tuple(self, node: ast.Tuple) -> Node:
-        return Tup(tuple(self.convert(e) for e in node.elts))
+    def _Tuple(self, node: ast.Tuple, depth: int) -> Node:
+        return Tup(tuple(self.convert(e, depth) for e in node.elts))
 
     _List = _Tuple
 
-    def _BinOp(self, node: ast.BinOp) -> Node:
+    def _BinOp(self, node: ast.BinOp, depth: int) -> Node:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.fail(f"unsupported operator {type(node.op).__name__}")
-        return BinOp(op, self.convert(node.left), self.convert(node.right))
+        return BinOp(op, self.convert(node.left, depth), self.convert(node.right, depth))
 
-    def _UnaryOp(self, node: ast.UnaryOp) -> Node:
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> Node:
         if isinstance(node.op, ast.Not):
-            return Not(self.convert(node.operand))
+            return Not(self.convert(node.operand, depth))
         if isinstance(node.op, ast.USub):
-            return Neg(self.convert(node.operand))
+            return Neg(self.convert(node.operand, depth))
         raise self.fail(f"unsupported unary operator {type(node.op).__name__}")
 
-    def _BoolOp(self, node: ast.BoolOp) -> Node:
-        items = tuple(self.convert(v) for v in node.values)
+    def _BoolOp(self, node: ast.BoolOp, depth: int) -> Node:
+        items = tuple(self.convert(v, depth) for v in node.values)
         return And(items) if isinstance(node.op, ast.And) else Or(items)
 
-    def _Compare(self, node: ast.Compare) -> Node:
+    def _Compare(self, node: ast.Compare, depth: int) -> Node:
         parts: list[Node] = []
-        left = self.convert(node.left)
+        left = self.convert(node.left, depth)
         for op, comparator in zip(node.ops, node.comparators):
-            right = self.convert(comparator)
+            right = self.convert(comparator, depth)
             if isinstance(op, (ast.In, ast.NotIn)):
                 parts.append(In(left, right, isinstance(op, ast.NotIn)))
             elif type(op) in _CMPOPS:
-                parts.append(Cmp(_CMPOPS[type(op)], left, right))
+                parts.append(_compare_items(_CMPOPS[type(op)], left, right))
             else:
                 raise self.fail(f"unsupported comparison {type(op).__name__}")
             left = right
         return parts[0] if len(parts) == 1 else And(tuple(parts))
 
-    def _IfExp(self, node: ast.IfExp) -> Node:
-        return IfElse(self.convert(node.test), self.convert(node.body), self.convert(node.orelse))
+    def _IfExp(self, node: ast.IfExp, depth: int) -> Node:
+        return IfElse(self.convert(node.test, depth), self.convert(node.body, depth), self.convert(node.orelse, depth))
 
-    def _Call(self, node: ast.Call) -> Node:
+    def _Call(self, node: ast.Call, depth: int) -> Node:
         if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS or node.keywords or len(node.args) < 2:
             raise self.fail("only min(a, b, ...) and max(a, b, ...) may be called")
-        return Call(node.func.id, tuple(self.convert(a) for a in node.args))
+        return Call(node.func.id, tuple(self.convert(a, depth) for a in node.args))
+
+
+def _compare_items(op: str, left: Node, right: Node) -> Node:
+    """`(a, b) == (1, 2)` as `a == 1 and b == 2` (`!=`: `or` of `!=`), which both readers handle item by item; the
+    solver cannot compare tuples that hold free fields as a whole. Other comparisons stay as written."""
+    pairs = isinstance(left, Tup) and isinstance(right, Tup) and len(left.items) == len(right.items)
+    if op not in ("==", "!=") or not pairs:
+        return Cmp(op, left, right)
+    parts = tuple(_compare_items(op, a, b) for a, b in zip(left.items, right.items))  # type: ignore[union-attr]
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return Const(op == "==")
+    return And(parts) if op == "==" else Or(parts)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -309,6 +441,75 @@ def contains(collection: object, item: object) -> bool:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Static views used by the engine
+
+
+# Python's binding strengths, for the parentheses `show` must print.
+_BINDING = {"+": 5, "-": 5, "*": 6, "//": 6, "%": 6}
+
+
+def show(node: Node) -> str:
+    """The expression as source text (what an error message quotes)."""
+    return _source(node)
+
+
+def _binding(node: Node) -> int:
+    if isinstance(node, IfElse):
+        return 0
+    if isinstance(node, Or):
+        return 1
+    if isinstance(node, And):
+        return 2
+    if isinstance(node, Not):
+        return 3
+    if isinstance(node, (Cmp, In)):
+        return 4
+    if isinstance(node, BinOp):
+        return _BINDING[node.op]
+    if isinstance(node, Neg):
+        return 7
+    return 9
+
+
+def _source(node: Node, binding: int = 0) -> str:
+    text = _source_of(node)
+    return f"({text})" if _binding(node) < binding else text
+
+
+def _source_of(node: Node) -> str:
+    if isinstance(node, Const):
+        value = node.value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value) if isinstance(value, int) else repr(value)
+    if isinstance(node, Field):
+        return node.name
+    if isinstance(node, Ref):
+        return ".".join(node.path)
+    if isinstance(node, Index):
+        return f"{_source(node.base, 9)}[{_source(node.index)}]"
+    if isinstance(node, Tup):
+        items = ", ".join(_source(i) for i in node.items)
+        return f"({items},)" if len(node.items) == 1 else f"({items})"
+    if isinstance(node, Call):
+        return f"{node.fn}(" + ", ".join(_source(a) for a in node.args) + ")"
+    if isinstance(node, BinOp):
+        b = _BINDING[node.op]
+        return f"{_source(node.left, b)} {node.op} {_source(node.right, b + 1)}"
+    if isinstance(node, Neg):
+        return f"-{_source(node.operand, 7)}"
+    if isinstance(node, Cmp):
+        return f"{_source(node.left, 5)} {node.op} {_source(node.right, 5)}"
+    if isinstance(node, In):
+        return f"{_source(node.left, 5)} {'not in' if node.negate else 'in'} {_source(node.right, 5)}"
+    if isinstance(node, And):
+        return " and ".join(_source(i, 3) for i in node.items)
+    if isinstance(node, Or):
+        return " or ".join(_source(i, 2) for i in node.items)
+    if isinstance(node, Not):
+        return f"not {_source(node.operand, 3)}"
+    if isinstance(node, IfElse):
+        return f"{_source(node.then, 1)} if {_source(node.cond, 1)} else {_source(node.other)}"
+    raise TypeError(f"not an expression node: {node!r}")
 
 
 def fields_of(node: Node) -> frozenset[str]:

@@ -11,9 +11,10 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 from . import expr as E
+from . import typecheck as T
 from .curation import CkCuration
 from .data import DataSet, FieldDef, Rule, arch_resolver
-from ..errors import UsageError
+from ..errors import DataError, ExprError, UsageError
 
 DEPTHWISE_VARIANT = "forward_depthwise"
 
@@ -116,12 +117,23 @@ class Model:
         """Every rule, enabled or not (explain reports optional families too)."""
         return self.derived_rules + [r for r in self.data.rules if r.applies_to(kind)]
 
+    @cached_property
+    def scope(self) -> T.Scope:
+        """Types for this arch: data references are typed by their values here (ck.* tables included)."""
+        return T.Scope(self.data.fields, self.data.formulas, lambda path: T.value_type(self.resolve(path)))
+
     def validate_references(self) -> None:
-        """Resolve every data reference once, so that a broken rule file fails at start-up with one clear line."""
+        """Resolve every data reference once and type every active rule on this arch's data, so that a broken rule
+        file fails at start-up with one clear line. (Loading checked the rules already, but without an arch: the
+        columns of the ck.* tables and facts that differ between archs are only known here.)"""
         for rule in self.rules:
-            for node in (rule.when, rule.require):
+            for part, node in (("when", rule.when), ("require", rule.require)):
                 for ref in _refs(node):
                     self.resolve(ref)
+                try:
+                    T.check_condition(node, self.scope, f"{rule.file}: rule {rule.id} '{part}' on {self.arch}")
+                except ExprError as exc:
+                    raise DataError(str(exc)) from None
 
 
 def _refs(node: E.Node) -> Iterable[tuple[str, ...]]:

@@ -12,6 +12,7 @@ from .. import cache
 from ..errors import UsageError
 from ..rules import data as D
 from ..rules import expr as E
+from ..rules import typecheck as T
 from ..rules.model import Model, Stratum, resolve_families
 
 # Results larger than this are streamed and not cached (the open space is far larger than CK's).
@@ -94,6 +95,7 @@ class KernelSpace:
             return None
         names = {**self.data.fields, **dict.fromkeys(self.data.derives)}
         node = E.parse(where, names, self.data.namespaces, "--where")
+        T.check_condition(node, self.model.scope, "--where")  # before any evaluation or solver compilation
         return self.data.macros.expand(node)
 
     def _cache_options(self, strata: Sequence[Stratum], where: str | None) -> dict[str, object]:

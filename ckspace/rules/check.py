@@ -149,8 +149,12 @@ def _names(model: Model) -> dict[str, object]:
 
 
 def _derived_expected(rule: Rule, config: Mapping[str, object], model: Model) -> object:
-    assert isinstance(rule.require, E.Cmp)
-    return E.evaluate(rule.require.right, config, model.resolve)
+    """The right side of `field == formula` (or of `field in spellings`, its values joined with 'or')."""
+    assert isinstance(rule.require, (E.Cmp, E.In))
+    value = E.evaluate(rule.require.right, config, model.resolve)
+    if isinstance(rule.require, E.In) and isinstance(value, tuple):
+        return " or ".join(str(v) for v in value)
+    return value
 
 
 def _format(value: object, fmt: str) -> str:

@@ -91,6 +91,9 @@ class DeriveDef:
     expr: E.Node
     source: str
     output_only: bool  # block_per_cu: reported, not a field of the name
+    # The values a name may carry for this field, when the formula's value is only one spelling of it (layout:
+    # a 3D GEMM kernel is the same C++ whether its name says nhwgc or ndhwgc). None: only the formula's value.
+    spellings: E.Node | None = None
 
     def applies_to(self, kind: str) -> bool:
         return self.kind in (kind, "both")
@@ -208,12 +211,16 @@ def load(root: Path | None = None) -> DataSet:
     for name, spec in derive_specs.items():
         try:
             node = E.parse(spec["expr"], names, namespaces, f"derived field {name}")
-        except (ExprError, KeyError) as exc:
+            spelt = (E.parse(spec["spellings"], names, namespaces, f"derived field {name} spellings")
+                     if "spellings" in spec else None)
+        except (ExprError, KeyError, TypeError) as exc:
             raise DataError(f"fields.toml: derive.{name}: {exc}") from None
-        derives[name] = DeriveDef(name, spec.get("kind", "gemm"), node, spec.get("source", ""), bool(spec.get("output_only")))
+        derives[name] = DeriveDef(name, spec.get("kind", "gemm"), node, spec.get("source", ""),
+                                  bool(spec.get("output_only")), spelt)
     macros = Macros({n: d.expr for n, d in derives.items() if d.output_only})
     formulas = {n: d.expr for n, d in derives.items()}
-    derives = {n: DeriveDef(d.field, d.kind, macros.expand(d.expr), d.source, d.output_only) for n, d in derives.items()}
+    derives = {n: DeriveDef(d.field, d.kind, macros.expand(d.expr), d.source, d.output_only, d.spellings)
+               for n, d in derives.items()}
     scope = T.Scope(fields, formulas, _data_ref_type(archs, tables))
     _check_formulas(scope, fields, formulas)
     rules = _load_rules(root, names, families, namespaces, macros, scope)
@@ -314,6 +321,8 @@ def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str,
                 require = _rule_condition(spec["require"], fields, namespaces, scope, f"rule {rid} 'require'")
                 when, require = macros.expand(when), macros.expand(require)
                 _check_message(spec["message"], fields, namespaces, scope, rid)
+                if "{expected}" in spec["message"] and not (isinstance(require, E.Cmp) and require.op == "=="):
+                    raise DataError(f"{where}: {{expected}} in a message needs a `field == formula` requirement")
             except ExprError as exc:
                 raise DataError(f"{rel}: {exc}") from None
             allowed = tuple(spec.get("allowed", ()))
@@ -373,7 +382,8 @@ def _rule_condition(text: object, fields: Mapping[str, object], namespaces: set[
 def _check_message(template: str, fields: Mapping[str, object], namespaces: set[str], scope: T.Scope,
                    rid: str) -> None:
     for _, expr_text, _ in message_parts(template):
-        if expr_text and expr_text != "allowed":
+        # {allowed} lists the allowed values; {expected} is the right side of a `field == formula` requirement
+        if expr_text and expr_text not in ("allowed", "expected"):
             what = f"rule {rid} message"
             T.check_value(E.parse(expr_text, fields, namespaces, what), scope, what)
 

@@ -97,11 +97,21 @@ class Model:
         for d in self.data.derives.values():
             if d.output_only:
                 continue
+            if d.spellings is not None:  # several spellings of one value: the name may carry any of them
+                require: E.Node = E.In(E.Field(d.field), d.spellings, False)
+                message = f"{d.field} {{{d.field}}} does not follow from the rest: it may be spelt {{expected}}"
+                rationale = (f"{d.field} is derived, never free; the name may spell it in any of the ways listed "
+                             "(the C++ is the same).")
+                read = E.fields_of(d.spellings)
+            else:
+                require = E.Cmp("==", E.Field(d.field), d.expr)
+                message = f"{d.field} {{{d.field}}} does not follow from the rest: the formula gives {{expected}}"
+                rationale = f"{d.field} is derived, never free."
+                read = E.fields_of(d.expr)
             out.append(Rule(
                 id=f"model.derived-{d.field}", family="model", kind=d.kind, when=E.Const(True),
-                require=E.Cmp("==", E.Field(d.field), d.expr), message=f"{d.field} {{{d.field}}} does not follow from the rest: the formula gives {{expected}}",
-                rationale=f"{d.field} is derived, never free.", source=d.source, file="fields.toml",
-                fields=frozenset({d.field}) | E.fields_of(d.expr),
+                require=require, message=message, rationale=rationale, source=d.source, file="fields.toml",
+                fields=frozenset({d.field}) | read,
             ))
         return out
 

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 
 from . import expr as E
 from .curation import CkCuration
-from .data import DataSet, FieldDef, Rule, arch_resolver
+from .data import DataSet, FieldDef, Rule, UnknownReference, arch_resolver
 from ..errors import UsageError
 
 DEPTHWISE_VARIANT = "forward_depthwise"
@@ -121,7 +121,10 @@ class Model:
         for rule in self.rules:
             for node in (rule.when, rule.require):
                 for ref in _refs(node):
-                    self.resolve(ref)
+                    try:
+                        self.resolve(ref)
+                    except UnknownReference as exc:  # say which rule reads it: the table may be gone from a file
+                        raise UnknownReference(f"{rule.file}: rule {rule.id}: {exc}") from None
 
 
 def _refs(node: E.Node) -> Iterable[tuple[str, ...]]:

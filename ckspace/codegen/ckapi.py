@@ -7,17 +7,12 @@ the commands use; `resolve_revision` turns `None` / `auto` / a name into a revis
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from ..errors import DataError, UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from ..rules.schema import Bool, ListOf, Str, Table, format_path, load_toml
 
 
 def templates_dir() -> Path:
@@ -46,6 +41,24 @@ class Revision:
     detect: tuple[dict, ...]
 
 
+# A revision name is also the name of its template directory.
+REVISION_NAME = Str(pattern=r"[0-9A-Za-z][0-9A-Za-z._-]*", what="a revision name such as '2026.06'")
+PROBE = Table({
+    "file": Str(pattern=r"(?!/)(?!.*(^|/)\.\.(/|$)).+", what="a path relative to --ck-include, without '..'"),
+    "contains": ListOf(Str()),
+    "lacks": ListOf(Str()),
+    "absent": Bool(),
+}, required=("file",))
+REVISIONS_FILE = Table({
+    "default": REVISION_NAME,
+    "revision": Table(extra=Table({
+        "doc": Str(),
+        "fallback": REVISION_NAME,
+        "families": ListOf(Str(nonblank=True), what="a list of rule family names"),
+        "detect": ListOf(PROBE),
+    }), key=REVISION_NAME),
+}, required=("default", "revision"))
+
 _REVISIONS: tuple[str, dict[str, Revision]] | None = None
 
 
@@ -53,23 +66,26 @@ def revisions() -> tuple[str, dict[str, Revision]]:
     """(default revision, revisions by name) from templates/revisions.toml."""
     global _REVISIONS
     if _REVISIONS is None:
-        path = templates_dir() / "revisions.toml"
-        try:
-            raw = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise DataError(f"{path}: {exc}") from None
-        revs = {}
-        for name, spec in raw.get("revision", {}).items():
-            revs[name] = Revision(name, " ".join(str(spec.get("doc", "")).split()), spec.get("fallback"),
-                                  tuple(spec.get("families", ())), tuple(spec.get("detect", ())))
-        default = raw.get("default")
-        if default not in revs:
-            raise DataError(f"{path}: default revision {default!r} is not listed")
-        for r in revs.values():
-            if r.fallback and r.fallback not in revs:
-                raise DataError(f"{path}: revision {r.name}: unknown fallback {r.fallback!r}")
-        _REVISIONS = (default, revs)
+        _REVISIONS = read_revisions(templates_dir() / "revisions.toml")
     return _REVISIONS
+
+
+def read_revisions(path: Path) -> tuple[str, dict[str, Revision]]:
+    """(default revision, revisions by name) from a revisions file, checked against REVISIONS_FILE."""
+    label = f"{path.parent.name}/{path.name}"  # templates/revisions.toml, wherever the package is installed
+    raw = load_toml(path, label, REVISIONS_FILE)
+    revs = {}
+    for name, spec in raw["revision"].items():
+        revs[name] = Revision(name, " ".join(spec.get("doc", "").split()), spec.get("fallback"),
+                              tuple(spec.get("families", ())), tuple(spec.get("detect", ())))
+    default = raw["default"]
+    if default not in revs:
+        raise DataError(f"{label}: default: revision {default!r} is not listed")
+    for r in revs.values():
+        if r.fallback and r.fallback not in revs:
+            where = format_path(("revision", r.name, "fallback"))
+            raise DataError(f"{label}: {where}: unknown revision {r.fallback!r}")
+    return default, revs
 
 
 def revision_names() -> list[str]:

@@ -1,30 +1,24 @@
 """Loading the rule data under constraints/: fields, derived fields, arch facts, tables and rule files.
 
-The engine reads only what is here, so adding an arch, a tile or a rule is a data change. Every problem in a file
-becomes one DataError line naming the file and the entry.
+The engine reads only what is here, so adding an arch, a tile or a rule is a data change. Every file is checked
+against its schema (ckspace.rules.data_schema) before a value is read, and every problem in a file becomes one
+DataError line naming the file and the entry.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from . import expr as E
 from . import typecheck as T
 from ..errors import DataError, ExprError
+from .data_schema import schema_for
 from .relation import Relation
-
-KINDS = ("gemm", "depthwise")
-RULE_KEYS = {"id", "family", "kind", "when", "require", "message", "rationale", "source", "allowed", "reject", "accept", "arch"}
+from .schema import load_toml, read_bytes
 
 
 def default_constraints_dir() -> Path:
@@ -54,20 +48,19 @@ def digest_dir(root: Path) -> str:
     for path in data_files(root):
         h.update(str(path.relative_to(root)).encode())
         h.update(b"\0")
-        h.update(path.read_bytes())
+        h.update(read_bytes(path, path.relative_to(root).as_posix()))
         h.update(b"\0")
     return h.hexdigest()
 
 
 def read_toml(path: Path, root: Path) -> dict[str, Any]:
-    rel = path.relative_to(root.parent) if root.parent in path.parents else path
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise DataError(f"{rel}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"{rel}: invalid TOML: {exc}") from None
+    """A data file, checked against its schema; errors name it relative to the constraints directory."""
+    rel = path.relative_to(root).as_posix()
+    return load_toml(path, rel, schema_for(rel))
+
+
+class UnknownReference(DataError):
+    """A rule reads an arch fact or a table that does not exist (Model.validate_references says which rule)."""
 
 
 @dataclass(frozen=True)
@@ -152,16 +145,14 @@ class DataSet:
         return [f.name for f in self.fields.values() if f.applies_to(kind)]
 
 
-def _field_values(name: str, spec: dict[str, Any], rel: str) -> tuple:
-    ftype = spec.get("type")
-    if ftype == "bool":
+def _field_values(spec: dict[str, Any]) -> tuple:
+    """The domain of a field (its schema guarantees `values` or a valid `range` where the type needs one)."""
+    if spec["type"] == "bool":
         return (False, True)
     if "values" in spec:
         return tuple(spec["values"])
-    if "range" in spec:
-        lo, hi, step = spec["range"]
-        return tuple(range(lo, hi + 1, step))
-    raise DataError(f"{rel}: field {name!r} needs 'values' or 'range'")
+    lo, hi, step = spec["range"]
+    return tuple(range(lo, hi + 1, step))
 
 
 def load(root: Path | None = None) -> DataSet:
@@ -170,19 +161,14 @@ def load(root: Path | None = None) -> DataSet:
         raise DataError(f"{root}: not a constraints directory (no fields.toml)")
     raw_fields = read_toml(root / "fields.toml", root)
     fields: dict[str, FieldDef] = {}
-    for name, spec in raw_fields.get("field", {}).items():
-        if spec.get("type") not in ("int", "bool", "enum") or spec.get("kind") not in (*KINDS, "both"):
-            raise DataError(f"fields.toml: field {name!r}: type must be int|bool|enum and kind gemm|depthwise|both")
+    for name, spec in raw_fields["field"].items():
         fields[name] = FieldDef(
-            name, spec["kind"], spec["type"], _field_values(name, spec, "fields.toml"),
+            name, spec["kind"], spec["type"], _field_values(spec),
             bool(spec.get("stratum")), bool(spec.get("derived")), spec.get("doc", ""),
         )
     archs = {}
     for path in sorted((root / "archs").glob("*.toml")):
         facts = read_toml(path, root)
-        for key in ("name", "warp_size", "lds_bytes", "wave_layouts", "warp_tiles"):
-            if key not in facts:
-                raise DataError(f"archs/{path.name}: missing {key!r}")
         archs[facts["name"]] = _freeze(facts)
     tables: dict[str, Relation] = {}
     ck_raw: dict[str, dict[str, Any]] = {}
@@ -192,12 +178,9 @@ def load(root: Path | None = None) -> DataSet:
             ck_raw[path.stem] = content
             continue
         for tname, spec in content.get("table", {}).items():
-            try:
-                tables[f"{path.stem}.{tname}"] = Relation.build(
-                    f"{path.stem}.{tname}", spec["columns"], spec["rows"], spec.get("source", "")
-                )
-            except (KeyError, ValueError, TypeError) as exc:
-                raise DataError(f"tables/{path.name}: table {tname!r}: {exc}") from None
+            tables[f"{path.stem}.{tname}"] = Relation.build(
+                f"{path.stem}.{tname}", spec["columns"], spec["rows"], spec.get("source", "")
+            )
     families = {
         "model": Family("model", True, "field domains and derived fields; always on", switchable=False),
     }
@@ -206,6 +189,7 @@ def load(root: Path | None = None) -> DataSet:
         families[name] = Family(name, bool(spec.get("default", False)), spec.get("doc", ""))
     namespaces = {"arch", "ck", *(t.split(".")[0] for t in tables)}
     derive_specs = raw_fields.get("derive", {})
+    _check_derived_fields(fields, derive_specs)
     names = {**fields, **dict.fromkeys(derive_specs)}
     derives: dict[str, DeriveDef] = {}
     for name, spec in derive_specs.items():
@@ -263,6 +247,26 @@ def _check_formulas(scope: T.Scope, fields: Mapping[str, FieldDef], formulas: Ma
             raise DataError(f"fields.toml: {exc}") from None
 
 
+def _check_derived_fields(fields: Mapping[str, FieldDef], derive_specs: Mapping[str, Mapping[str, Any]]) -> None:
+    """A [derive.X] formula either pins field X (which says `derived = true`) or is an output-only quantity that is
+    not a field; the model relies on both (it pins each derived field by its formula, and expands quantities)."""
+    for name, spec in derive_specs.items():
+        output_only = bool(spec.get("output_only"))
+        if output_only and name in fields:
+            raise DataError(f"fields.toml: derive.{name}.output_only: expected a quantity that is not a field, "
+                            f"found field.{name}")
+        if not output_only and name not in fields:
+            found = "false" if "output_only" in spec else "nothing"
+            raise DataError(f"fields.toml: derive.{name}.output_only: expected true (there is no field.{name} for the "
+                            f"formula to pin), found {found}")
+        if not output_only and not fields[name].derived:
+            raise DataError(f"fields.toml: field.{name}.derived: expected true (derive.{name} pins it), found false")
+    for f in fields.values():
+        if f.derived and (f.name not in derive_specs or derive_specs[f.name].get("output_only")):
+            raise DataError(f"fields.toml: field.{f.name}.derived: true, but there is no derive.{f.name} formula "
+                            f"(without output_only) to pin it")
+
+
 def _freeze(value: Any) -> Any:
     """Lists become tuples so that facts can be members of sets and compared with tuples of fields."""
     if isinstance(value, list):
@@ -300,22 +304,14 @@ def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str,
     for path in sorted((root / "rules").glob("*.toml")):
         rel = f"rules/{path.name}"
         content = read_toml(path, root)
-        for i, spec in enumerate(content.get("rule", [])):
-            rid = spec.get("id") or f"#{i + 1}"
+        for spec in content.get("rule", []):
+            rid = spec["id"]
             where = f"{rel}: rule {rid}"
-            unknown = set(spec) - RULE_KEYS
-            if unknown:
-                raise DataError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-            for key in ("id", "family", "require", "message", "rationale", "source"):
-                if not isinstance(spec.get(key), str) or not spec[key].strip():
-                    raise DataError(f"{where}: missing or empty {key!r}")
             if rid in seen:
                 raise DataError(f"{where}: duplicate id (also in {seen[rid]})")
             if spec["family"] not in families or spec["family"] == "model":
                 raise DataError(f"{where}: unknown family {spec['family']!r} (families.toml lists {', '.join(families)})")
             kind = spec.get("kind", "gemm")
-            if kind not in (*KINDS, "both"):
-                raise DataError(f"{where}: kind must be gemm, depthwise or both")
             try:
                 when = _rule_condition(spec.get("when", "true"), fields, namespaces, scope, f"rule {rid} 'when'")
                 require = _rule_condition(spec["require"], fields, namespaces, scope, f"rule {rid} 'require'")
@@ -333,18 +329,16 @@ def _load_rules(root: Path, fields: Mapping[str, object], families: Mapping[str,
             rules.append(Rule(
                 rid, spec["family"], kind, when, require, spec["message"].strip(), " ".join(spec["rationale"].split()),
                 spec["source"].strip(), rel, allowed, E.fields_of(when) | E.fields_of(require),
-                _names_list(spec.get("reject"), where), _names_list(spec.get("accept"), where), spec.get("arch", "gfx950"),
+                _names_list(spec.get("reject")), _names_list(spec.get("accept")), spec.get("arch", "gfx950"),
             ))
     return rules
 
 
-def _names_list(value: object, where: str) -> tuple[str, ...]:
+def _names_list(value: str | list[str] | None) -> tuple[str, ...]:
+    """`reject` / `accept`: one kernel name or a list of them (the schema checked which)."""
     if value is None:
         return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise DataError(f"{where}: 'reject' and 'accept' are kernel names (a string or a list of strings)")
-    return tuple(items)
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def message_parts(template: str) -> list[tuple[str, str, str]]:
@@ -398,7 +392,7 @@ def arch_resolver(data: DataSet, arch: str, ck_relations: Callable[[str], Relati
             value: object = facts
             for key in rest:
                 if not isinstance(value, dict) or key not in value:
-                    raise DataError(f"unknown arch fact {'.'.join(path)!r}")
+                    raise UnknownReference(f"unknown arch fact {'.'.join(path)!r}")
                 value = value[key]
             return value
         if head == "ck" and len(rest) == 1:
@@ -406,6 +400,6 @@ def arch_resolver(data: DataSet, arch: str, ck_relations: Callable[[str], Relati
         name = ".".join(path)
         if name in data.tables:
             return data.tables[name]
-        raise DataError(f"unknown table {name!r}")
+        raise UnknownReference(f"unknown table {name!r}")
 
     return resolve

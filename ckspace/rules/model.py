@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 from . import expr as E
 from . import typecheck as T
 from .curation import CkCuration
-from .data import DataSet, FieldDef, Rule, arch_resolver
+from .data import DataSet, FieldDef, Rule, UnknownReference, arch_resolver
 from ..errors import DataError, ExprError, UsageError
 
 DEPTHWISE_VARIANT = "forward_depthwise"
@@ -139,7 +139,10 @@ class Model:
         for rule in self.rules:
             for part, node in (("when", rule.when), ("require", rule.require)):
                 for ref in _refs(node):
-                    self.resolve(ref)
+                    try:
+                        self.resolve(ref)
+                    except UnknownReference as exc:  # say which rule reads it: the table may be gone from a file
+                        raise UnknownReference(f"{rule.file}: rule {rule.id}: {exc}") from None
                 try:
                     T.check_condition(node, self.scope, f"{rule.file}: rule {rule.id} '{part}' on {self.arch}")
                 except ExprError as exc:

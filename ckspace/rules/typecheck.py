@@ -543,10 +543,21 @@ class Checker:
         if isinstance(base, (TupleT, SeqT)):
             if not isinstance(key, (*NUMERIC, AnyT)):
                 raise self.fail(f"{self.brief(node.base)} is indexed by int, got {self.part(node.index, key)}")
-            if isinstance(base, TupleT) and isinstance(node.index, E.Const):
-                position = int(node.index.value)  # type: ignore[arg-type]
-                inside = -len(base.items) <= position < len(base.items)
-                return base.items[position] if inside else TupleT(())  # evaluate gives () past the end
+            index = node.index
+            if isinstance(index, E.Neg) and isinstance(index.operand, E.Const):  # -3 parses as Neg(3)
+                index = E.Const(-int(index.operand.value))  # type: ignore[arg-type]
+            if isinstance(base, TupleT) and isinstance(index, E.Const):
+                position = int(index.value)  # type: ignore[arg-type]
+                if not -len(base.items) <= position < len(base.items):
+                    raise self.fail(f"index {position} is out of range for {self.brief(node.base)} "
+                                    f"({len(base.items)} items)")
+                return base.items[position]
+            if isinstance(base, TupleT):  # an index known per stratum: its whole range must fall inside
+                span = _as_int(key) if isinstance(key, NUMERIC) else IntT()
+                n = len(base.items)
+                if span.lo is None or span.hi is None or span.lo < -n or span.hi >= n:
+                    raise self.fail(f"index {self.brief(node.index)} may be out of range for {self.brief(node.base)} "
+                                    f"({n} items)")
             return join_data(_items(base))
         raise self.fail(f"cannot index {self.part(node.base, base)}")
 

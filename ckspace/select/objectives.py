@@ -16,7 +16,8 @@ tile, pipeline or vector triple, and GEMM kernels have no depthwise tile. A kern
 that apply to it; a pair only for kernels to which both apply. The built-in dimensions are listed in DIMENSIONS;
 every field of fields.toml (`tile_m`, `streamk`, ...) is a dimension of its own too.
 
-Objective files are user input: any mistake is one DataError line naming the file and the entry.
+Objective files are user input: each is checked against OBJECTIVE_FILE (types, keys, bounds) before a value is
+read, and any mistake is one DataError line naming the file and the entry.
 """
 
 from __future__ import annotations
@@ -26,12 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from ..errors import DataError
+from ..rules import schema as S
+from ..rules.schema import INT32_MAX, Bool, Float, Int, ListOf, Str, Table, display
 
 BUILTIN_SETS = ("tests", "tiny")
 
@@ -186,13 +184,35 @@ def resolve_path(spec: str | Path) -> Path:
     return Path(spec)
 
 
-_TOP_KEYS = {"description", "strata", "cover", "size", "solver", "define"}
-_SECTION_KEYS = {
-    "strata": {"variant", "ndim", "dtype", "where", "scope"},
-    "cover": {"dimensions", "pairs"},
-    "size": {"minimize", "min_kernels", "max_kernels"},
-    "solver": {"time_limit", "deterministic_time", "seed", "workers"},
-}
+# The schema of an objective file. Bounds keep every number inside what CP-SAT takes: its seed and worker count are
+# 32-bit, kernel counts are far below 2**31, and time budgets are finite (TOML has inf and nan).
+MAX_KERNELS = 10**9
+MAX_SECONDS = 10**7  # about four months
+NAME_LIST = ListOf(Str(nonblank=True), what="a list of names")
+OBJECTIVE_FILE = Table({
+    "description": Str(),
+    "strata": Table({
+        "variant": ListOf(Str(nonblank=True), 1),
+        "ndim": ListOf(Int(0, INT32_MAX), 1),
+        "dtype": ListOf(Str(nonblank=True), 1),
+        "where": Str(nonblank=True, what="a filter expression (a string)"),
+        "scope": NAME_LIST,
+    }),
+    "cover": Table({
+        "dimensions": NAME_LIST,
+        "pairs": ListOf(ListOf(Str(nonblank=True), 2, 2, what="[dimension, dimension]"),
+                        what="a list of [dimension, dimension] pairs"),
+    }),
+    "size": Table({"minimize": Bool(), "min_kernels": Int(0, MAX_KERNELS), "max_kernels": Int(1, MAX_KERNELS)}),
+    "solver": Table({
+        "time_limit": Float(0.1, MAX_SECONDS),
+        "deterministic_time": Float(0.1, MAX_SECONDS),
+        "seed": Int(0, INT32_MAX),
+        "workers": Int(1, 1024),
+    }),
+    "define": Table(extra=Table({"fields": ListOf(Str(nonblank=True), 1, what="a non-empty list of field names"),
+                                 "separator": Str(), "doc": Str()}, required=("fields",))),
+})
 
 
 class _Reader:
@@ -200,35 +220,12 @@ class _Reader:
         self.path = path
 
     def fail(self, entry: str, message: str) -> DataError:
-        return DataError(f"objective {self.path}: {entry}: {message}")
+        return DataError(f"objective {display(self.path)}: {entry}: {message}")
 
-    def table(self, raw: Mapping[str, Any], key: str) -> dict[str, Any]:
-        value = raw.get(key, {})
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a table [{key}], got {type(value).__name__}")
-        allowed = _SECTION_KEYS.get(key)
-        if allowed is not None:
-            for k in value:
-                if k not in allowed:
-                    raise self.fail(f"{key}.{k}", f"unknown key; keys of [{key}]: {', '.join(sorted(allowed))}")
-        return value
-
-    def names(self, value: Any, entry: str) -> tuple[str, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(entry, f"expected a list of names, got {value!r}")
+    def names(self, value: list[str], entry: str) -> tuple[str, ...]:
         if len(set(value)) != len(value):
             raise self.fail(entry, f"a name is listed twice in {value!r}")
         return tuple(value)
-
-    def number(self, value: Any, entry: str, kind: type, low: float, allow_none: bool = False) -> Any:
-        if value is None and allow_none:
-            return None
-        ok = isinstance(value, int) and not isinstance(value, bool) if kind is int else (
-            isinstance(value, (int, float)) and not isinstance(value, bool))
-        if not ok or value < low:
-            what = "an integer" if kind is int else "a number"
-            raise self.fail(entry, f"expected {what} >= {low:g}, got {value!r}")
-        return kind(value)
 
 
 def load(spec: str | Path, field_names: Iterable[str] | None = None) -> Objective:
@@ -238,70 +235,34 @@ def load(spec: str | Path, field_names: Iterable[str] | None = None) -> Objectiv
     """
     path = resolve_path(spec)
     r = _Reader(path)
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"objective {path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        raw = tomllib.loads(blob.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise DataError(f"objective {path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"objective {path}: invalid TOML: {exc}") from None
-    for key in raw:
-        if key not in _TOP_KEYS:
-            raise r.fail(key, f"unknown key; top-level keys: {', '.join(sorted(_TOP_KEYS))}")
+    label = f"objective {display(path)}"
+    blob = S.read_bytes(path, label)
+    raw = S.parse_toml(blob, label)
+    S.check(OBJECTIVE_FILE, raw, label)  # from here on every value has its type, shape and bounds
     description = raw.get("description", "")
-    if not isinstance(description, str):
-        raise r.fail("description", "expected a string")
-
-    strata = r.table(raw, "strata")
-    cover = r.table(raw, "cover")
-    size = r.table(raw, "size")
-    solver = r.table(raw, "solver")
-    define = r.table(raw, "define")
+    strata = raw.get("strata", {})
+    cover = raw.get("cover", {})
+    size = raw.get("size", {})
+    solver = raw.get("solver", {})
 
     defined: dict[str, Dimension] = {}
-    for name, spec_ in define.items():
+    for name, spec_ in raw.get("define", {}).items():
         entry = f"define.{name}"
-        if not isinstance(spec_, dict):
-            raise r.fail(entry, "expected a table with 'fields' (and optionally 'separator')")
-        for k in spec_:
-            if k not in ("fields", "separator", "doc"):
-                raise r.fail(f"{entry}.{k}", "unknown key; keys: doc, fields, separator")
         if name in DIMENSIONS:
             raise r.fail(entry, f"{name!r} is a built-in dimension; choose another name")
-        fields_ = r.names(spec_.get("fields"), f"{entry}.fields")
-        if not fields_:
-            raise r.fail(f"{entry}.fields", "expected at least one field")
-        sep = spec_.get("separator", "x")
-        if not isinstance(sep, str):
-            raise r.fail(f"{entry}.separator", "expected a string")
-        defined[name] = Dimension(name, fields_, sep, str(spec_.get("doc", "")))
+        fields_ = r.names(spec_["fields"], f"{entry}.fields")
+        defined[name] = Dimension(name, fields_, spec_.get("separator", "x"), spec_.get("doc", ""))
 
-    def opt_list(key: str, kind: type) -> tuple | None:
-        if key not in strata:
-            return None
-        value = strata[key]
-        if not isinstance(value, list) or not value or not all(
-                isinstance(v, kind) and not isinstance(v, bool) for v in value):
-            raise r.fail(f"strata.{key}", f"expected a non-empty list of {kind.__name__} values, got {value!r}")
-        return tuple(value)
+    def opt_list(key: str) -> tuple | None:
+        return tuple(strata[key]) if key in strata else None
 
     where = strata.get("where")
-    if where is not None and (not isinstance(where, str) or not where.strip()):
-        raise r.fail("strata.where", "expected a filter expression (a string)")
     scope = r.names(strata.get("scope", ["variant", "ndim", "dtype"]), "strata.scope")
 
     dims = r.names(cover.get("dimensions", []), "cover.dimensions")
-    pairs_raw = cover.get("pairs", [])
-    if not isinstance(pairs_raw, list):
-        raise r.fail("cover.pairs", f"expected a list of [dimension, dimension] pairs, got {pairs_raw!r}")
     pairs: list[tuple[str, str]] = []
-    for i, p in enumerate(pairs_raw):
+    for i, p in enumerate(cover.get("pairs", [])):
         entry = f"cover.pairs[{i}]"
-        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(v, str) and v for v in p)):
-            raise r.fail(entry, f"expected [dimension, dimension], got {p!r}")
         if p[0] == p[1]:
             raise r.fail(entry, f"a pair needs two different dimensions, got {p!r}")
         key = (p[0], p[1])
@@ -312,21 +273,19 @@ def load(spec: str | Path, field_names: Iterable[str] | None = None) -> Objectiv
         raise r.fail("cover", "nothing to cover: list 'dimensions' and/or 'pairs'")
 
     minimize = size.get("minimize", True)
-    if not isinstance(minimize, bool):
-        raise r.fail("size.minimize", f"expected true or false, got {minimize!r}")
-    min_k = r.number(size.get("min_kernels", 0), "size.min_kernels", int, 0)
-    max_k = r.number(size.get("max_kernels"), "size.max_kernels", int, 1, allow_none=True)
+    min_k = size.get("min_kernels", 0)
+    max_k = size.get("max_kernels")
     if max_k is not None and max_k < min_k:
         raise r.fail("size.max_kernels", f"{max_k} is below size.min_kernels = {min_k}")
 
     obj = Objective(
         name=path.stem, path=path, digest=hashlib.sha256(blob).hexdigest(), description=description,
-        variant=opt_list("variant", str), ndim=opt_list("ndim", int), dtype=opt_list("dtype", str), where=where,
+        variant=opt_list("variant"), ndim=opt_list("ndim"), dtype=opt_list("dtype"), where=where,
         scope=scope, dimensions=dims, pairs=tuple(pairs), minimize=minimize, min_kernels=min_k, max_kernels=max_k,
-        time_limit=r.number(solver.get("time_limit", 60), "solver.time_limit", float, 0.1),
-        deterministic_time=r.number(solver.get("deterministic_time", 30), "solver.deterministic_time", float, 0.1),
-        seed=r.number(solver.get("seed", 1), "solver.seed", int, 0),
-        workers=r.number(solver.get("workers", 1), "solver.workers", int, 1),
+        time_limit=float(solver.get("time_limit", 60)),
+        deterministic_time=float(solver.get("deterministic_time", 30)),
+        seed=solver.get("seed", 1),
+        workers=solver.get("workers", 1),
         defined=defined,
     )
     if field_names is not None:

@@ -2,6 +2,16 @@
 
 The key covers the engine's source, the rule data, the arch and the options, so a change to any of them is a miss:
 the cache can never serve a stale result. Entries are written atomically (temp file + rename).
+
+Nor is it trusted: an entry is two lines, a header and the payload as JSON,
+
+    {"v":2,"kind":"enumerate","key":"<the entry's key>","sha256":"<digest of the payload line>"}
+    <payload>
+
+and a reader serves it only if the header matches its kind, key and the payload's digest, and the payload has the
+shape the reader expects (each reader passes its own check). Only a regular file of bounded size is read: a symlink,
+a FIFO, a device or a directory in an entry's place is never opened for reading. Anything else is a miss: the
+result is recomputed (and the entry rewritten), with one warning per process.
 """
 
 from __future__ import annotations
@@ -9,13 +19,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import __version__
 
+FORMAT_VERSION = 2
+# The largest entry read (the whole CK space of an arch is ~4 MB): a bigger file is not ours, and is never loaded.
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+# Bytes asked of one read(); a typical entry comes in one.
+_READ_CHUNK = 16 * 1024 * 1024
+# Open an entry without following a symlink (ELOOP) or waiting for a FIFO's writer.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
 _ENGINE_DIGEST: str | None = None
+_warned_corrupt = False
+
+
+class _Corrupt(Exception):
+    """An entry that exists but cannot be served."""
 
 
 def cache_dir() -> Path:
@@ -43,27 +68,130 @@ def key(kind: str, data_digest: str, options: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def load(kind: str, digest: str) -> Any | None:
-    path = cache_dir() / kind / f"{digest}.json"
+def entry_path(kind: str, digest: str) -> Path:
+    return cache_dir() / kind / f"{digest}.json"
+
+
+def load(kind: str, digest: str, is_valid: Callable[[Any], bool]) -> Any | None:
+    """The payload stored under (kind, digest), or None on a miss. `is_valid` is the reader's check of the payload's
+    shape; an entry that fails it, or the header check, is a miss that warns (once per process) and is removed."""
+    path = entry_path(kind, digest)
     try:
-        with path.open("rb") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
+        payload = _decode(_read_entry(path), kind, digest)
+        if not _passes(is_valid, payload):
+            raise _Corrupt("unexpected shape")
+    except FileNotFoundError:
+        return None  # never written: the ordinary miss
+    except (OSError, _Corrupt):
+        _discard(path)
+        _warn_corrupt(path)
         return None
+    return payload
 
 
 def store(kind: str, digest: str, value: Any) -> None:
-    """Best effort: an unwritable cache dir only means the next run is cold."""
+    """Best effort: an unwritable cache dir (read-only, full disk) only means the next run is cold."""
+    try:
+        entry = _encode(kind, digest, value)
+    except ValueError:  # NaN or infinity: not JSON, so a reader would refuse it
+        return
+    if len(entry) > MAX_ENTRY_BYTES:
+        return
     folder = cache_dir() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(value, fh, separators=(",", ":"))
-            os.replace(tmp, folder / f"{digest}.json")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(entry)
+            os.replace(tmp, folder / f"{digest}.json")  # a rename replaces a symlink or FIFO itself, never its target
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError:
         return
+
+
+# -- the entry format -------------------------------------------------------------------------------------------------
+
+
+def _header(kind: str, digest: str, payload: bytes) -> bytes:
+    """The header line: the reader rebuilds it from the payload it read and compares bytes, so the header needs no
+    parsing of its own, and an entry moved under another key or kind fails like an edited one."""
+    fields = {"v": FORMAT_VERSION, "kind": kind, "key": digest, "sha256": hashlib.sha256(payload).hexdigest()}
+    return json.dumps(fields, separators=(",", ":")).encode()
+
+
+def _encode(kind: str, digest: str, value: Any) -> bytes:
+    payload = json.dumps(value, separators=(",", ":"), allow_nan=False).encode()  # ASCII: no newline inside
+    return _header(kind, digest, payload) + b"\n" + payload
+
+
+def _decode(entry: bytes, kind: str, digest: str) -> Any:
+    header, newline, payload = entry.partition(b"\n")
+    if not newline or header != _header(kind, digest, payload):
+        raise _Corrupt("header or checksum mismatch")
+    try:
+        return json.loads(payload, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, an int past Python's digit limit, deep nesting
+        raise _Corrupt(str(exc)) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _passes(is_valid: Callable[[Any], bool], payload: Any) -> bool:
+    try:
+        return bool(is_valid(payload))
+    except (LookupError, TypeError, ValueError, RecursionError):  # a check that trips over an odd shape rejects it
+        return False
+
+
+# -- reading a file safely ----------------------------------------------------------------------------------------
+
+
+def _read_entry(path: Path) -> bytes:
+    """The bytes of a regular file of at most MAX_ENTRY_BYTES, read in bounded chunks. A symlink fails to open
+    (O_NOFOLLOW), a FIFO opens without waiting (O_NONBLOCK) and, like a device or a directory, fails the S_ISREG
+    check before a byte is read."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Corrupt("not a regular file")
+        if info.st_size > MAX_ENTRY_BYTES:
+            raise _Corrupt("too large")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            # st_size is only a hint (the file may grow while read): one byte past the bound proves it too large
+            chunk = os.read(fd, min(_READ_CHUNK, MAX_ENTRY_BYTES + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_ENTRY_BYTES:
+                raise _Corrupt("too large")
+    finally:
+        os.close(fd)
+
+
+def _discard(path: Path) -> None:
+    """Remove a bad entry (best effort; a directory stays), so that a result that is not cached again (a streamed
+    enumeration, a lookup that does not recompute) does not warn on every run."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _warn_corrupt(path: Path) -> None:
+    global _warned_corrupt
+    if _warned_corrupt or sys.stderr is None:
+        return
+    _warned_corrupt = True
+    try:
+        print(f"ckspace: warning: ignored a corrupt cache entry ({path}); recomputed", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed: the warning is only a courtesy
+        pass

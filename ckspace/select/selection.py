@@ -25,7 +25,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Container, Iterable, Mapping, Sequence
 
 from .. import cache
 from .coverage import ItemIndex
@@ -34,6 +34,8 @@ from .objectives import Objective
 
 # A set is selected from an enumerated universe; the open space (curation off) is far too large for that.
 UNIVERSE_LIMIT = 500_000
+# The types json.loads gives a JSON scalar: a cached stat is one of these.
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @dataclass
@@ -132,10 +134,36 @@ def cache_key(data_digest: str, arch: str, families: Iterable[str], objective: O
 def cached_names(data_digest: str, arch: str, families: Iterable[str], objective: Objective) -> list[str] | None:
     """The names of a selection made earlier (no `--stable-from`), straight from the cache; None if there is none.
     Needs no enumeration and no solver."""
-    hit = cache.load("select", cache_key(data_digest, arch, families, objective))
-    if isinstance(hit, dict) and isinstance(hit.get("names"), list):
-        return [str(n) for n in hit["names"]]
-    return None
+    hit = cache.load("select", cache_key(data_digest, arch, families, objective), _is_selection)
+    return None if hit is None else list(hit["names"])
+
+
+def _is_selection(payload: object, universe_names: Container[str] | None = None) -> bool:
+    """Whether `payload` is what select() stores: {"names": [str...] sorted and unique, "stats": {...}} with stats
+    as selection_summary and emit read them; with `universe_names`, every name must be one of them."""
+    if type(payload) is not dict or payload.keys() != {"names", "stats"}:
+        return False
+    names, stats = payload["names"], payload["stats"]
+    if type(names) is not list or not all(type(n) is str for n in names) or names != sorted(set(names)):
+        return False
+    if universe_names is not None and not all(n in universe_names for n in names):
+        return False
+    return _is_selection_stats(stats, len(names))
+
+
+def _is_selection_stats(stats: object, size: int) -> bool:
+    """The stats select() writes: JSON scalars under string keys, `size` the number of names, `stable` None or a
+    mapping of scalars (selection_summary reads into it)."""
+    if type(stats) is not dict or type(stats.get("size")) is not int or stats["size"] != size:
+        return False
+    stable = stats.get("stable")
+    if stable is not None and not (type(stable) is dict and _scalars_only(stable)):
+        return False
+    return _scalars_only({k: v for k, v in stats.items() if k != "stable"})
+
+
+def _scalars_only(mapping: dict) -> bool:
+    return all(type(k) is str for k in mapping) and all(type(v) in _JSON_SCALARS for v in mapping.values())
 
 
 def select(space, objective: Objective, stable_from: str | Path | None = None,
@@ -152,14 +180,13 @@ def select(space, objective: Objective, stable_from: str | Path | None = None,
     rows = list(configs) if configs is not None else universe(space, objective)
     digest = cache_key(space.data.digest, space.arch, space.families, objective, prev_digest)
     if space.use_cache and configs is None:
-        hit = cache.load("select", digest)
-        if isinstance(hit, dict) and "names" in hit:
-            by_name = {str(c["name"]): c for c in rows}
-            if all(n in by_name for n in hit["names"]):
-                stats = dict(hit["stats"])
-                stats["cached"] = True
-                stats["total_seconds"] = round(time.perf_counter() - started, 3)
-                return Selection([by_name[n] for n in hit["names"]], stats)
+        by_name = {str(c["name"]): c for c in rows}
+        hit = cache.load("select", digest, lambda payload: _is_selection(payload, by_name))
+        if hit is not None:
+            stats = dict(hit["stats"])
+            stats["cached"] = True
+            stats["total_seconds"] = round(time.perf_counter() - started, 3)
+            return Selection([by_name[n] for n in hit["names"]], stats)
     t_items = time.perf_counter()
     index = ItemIndex(objective, rows)
     prev: set[int] | None = None

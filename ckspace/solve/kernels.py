@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Collection, Iterable, Iterator, Mapping, Sequence
 
 from .. import cache
 from ..errors import UsageError
@@ -113,7 +115,8 @@ class KernelSpace:
         node = self.parse_where(where)
         digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
-            hit = cache.load("enumerate", digest)
+            columns = self._columns(strata)
+            hit = cache.load("enumerate", digest, lambda payload: _is_packed(payload, columns))
             if hit is not None:
                 self.timings.cached = True
                 yield from _unpack(hit)
@@ -135,10 +138,10 @@ class KernelSpace:
         node = self.parse_where(where)
         digest = cache.key("count", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
-            hit = cache.load("count", digest)
+            hit = cache.load("count", digest, lambda payload: _is_counts(payload, strata))
             if hit is not None:
                 self.timings.cached = True
-                return {Stratum(v, n, d): c for v, n, d, c in hit}
+                return {st: row[3] for st, row in zip(strata, hit)}
         self._import_solver()
         from . import plan as solve
 
@@ -156,6 +159,10 @@ class KernelSpace:
         if self.use_cache:
             cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
+
+    def _columns(self, strata: Sequence[Stratum]) -> set[frozenset[str]]:
+        """The columns a kernel of these strata has: the fields of its kind, and its name."""
+        return {frozenset(f.name for f in self.model.fields(kind)) | {"name"} for kind in {s.kind for s in strata}}
 
     def _plan(self, st: Stratum, node: E.Node | None):
         from . import plan as solve
@@ -214,6 +221,51 @@ def _pack(rows: list[dict[str, object]]) -> dict[str, object]:
         idx = layouts.setdefault(cols, len(layouts))
         packed.append([idx, *r.values()])
     return {"layouts": [list(c) for c in layouts], "rows": packed}
+
+
+def _is_packed(payload: object, columns: Collection[frozenset[str]]) -> bool:
+    """Whether `payload` has _pack's shape: layouts that are the columns of a kind of the strata asked, and rows of
+    [layout index, scalars...] as wide as their layout. Checked whole before a row is served, with C-level passes
+    over the rows (the warm path reads every kernel of an arch)."""
+    if type(payload) is not dict or payload.keys() != {"layouts", "rows"}:
+        return False
+    layouts, rows = payload["layouts"], payload["rows"]
+    if type(layouts) is not list or type(rows) is not list:
+        return False
+    allowed: set[tuple[type, int, int]] = set()  # (type of the index, index, row width) of a well-formed row
+    for index, layout in enumerate(layouts):
+        if type(layout) is not list or not all(type(c) is str for c in layout):
+            return False
+        if len(set(layout)) != len(layout) or frozenset(layout) not in columns:
+            return False
+        allowed.add((int, index, len(layout) + 1))
+    if not rows:
+        return True
+    if set(map(type, rows)) != {list} or min(map(len, rows)) == 0:
+        return False
+    heads = list(map(itemgetter(0), rows))
+    if not set(zip(map(type, heads), heads, map(len, rows))) <= allowed:
+        return False
+    try:  # of what json.loads gives, exactly the scalars are hashable: a list or an object in a row fails here
+        deque(map(hash, map(tuple, rows)), maxlen=0)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_counts(payload: object, strata: Sequence[Stratum]) -> bool:
+    """Whether `payload` is [[variant, ndim, dtype, count >= 0], ...] for exactly `strata`, in their order."""
+    if type(payload) is not list or len(payload) != len(strata):
+        return False
+    for row, st in zip(payload, strata):
+        if type(row) is not list or len(row) != 4:
+            return False
+        variant, ndim, dtype, count = row
+        if (type(variant), type(ndim), type(dtype)) != (type(st.variant), type(st.ndim), type(st.dtype)):
+            return False
+        if (variant, ndim, dtype) != (st.variant, st.ndim, st.dtype) or type(count) is not int or count < 0:
+            return False
+    return True
 
 
 def _unpack(hit: dict) -> Iterator[dict[str, object]]:

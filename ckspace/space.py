@@ -29,14 +29,15 @@ __all__ = ["Space", "Stratum", "Timings", "Verdict"]
 class Space(KernelSpace):
     """The kernel-instance space of one arch under a choice of rule families.
 
-    `rules` switches families (`"+ck-archfilter"`, `"-ck-curation"` for the open space); `constraints_dir` reads
-    another rule tree; `use_cache` reads and writes the result cache. Every method takes keyword arguments only.
+    `catalog` chooses CK's rule set (full, ck-default, ck-rdna: constraints/catalogs.toml); `rules` switches
+    families (`"+ck-archfilter"`, `"-ck-curation"` for the open space); `constraints_dir` reads another rule tree;
+    `use_cache` reads and writes the result cache. Every method takes keyword arguments only.
     """
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, use_cache: bool = True):
-        super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache)
-        self.constraints_dir = constraints_dir
+                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full"):
+        super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache,
+                         catalog=catalog)
         self._explainer = None
 
     # -- one kernel ---------------------------------------------------------------------------------------------

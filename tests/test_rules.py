@@ -55,11 +55,11 @@ ALSO_BROKEN: dict[str, set[str]] = {
     # No curated config exceeds even 64 KiB; a double buffer on compv3 does (gfx942).
     "arch.lds-capacity": {"ck.dsb-only-compv4"},
     # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it.
-    "arch.wmma-k-per-block": {"arch.tile-k-divisible"},
+    "ck.wmma-k-per-block": {"arch.tile-k-divisible"},
     # Wave32 archs have 16x16 warp tiles only; a 32-wide one's derived k (16) is below 32.
-    "arch.wmma-warp-tile-m": {"arch.warp-tile", "ck.wave-warp", "arch.wmma-warp-tile-k"},
+    "ck.wmma-warp-tile-m": {"arch.warp-tile", "ck.wave-warp", "ck.wmma-warp-tile-k"},
     # Stream-K's legacy warp_tile_k is at most 16 (gfx1201).
-    "arch.wmma-streamk": {"arch.wmma-warp-tile-k"},
+    "ck.wmma-streamk": {"ck.wmma-warp-tile-k"},
     # Out of the field domain (tile_n / tile_m 8): nothing in the domain breaks them.
     "ck-archfilter.tile-n": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
     "ck-archfilter.tile-m": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
@@ -109,8 +109,8 @@ WHEN_EXEMPT: dict[str, str] = {}
 # Accept examples that are not valid kernels of their arch (default families), with the rules they break.
 # gfx1201 has no valid GEMM kernel at all (spec 11.2), so its examples cannot be valid.
 ACCEPT_NOT_VALID: dict[str, set[str]] = {
-    "arch.wmma-warp-tile-k": {"arch.warp-tile"},
-    "arch.wmma-streamk": {"arch.wmma-warp-tile-k"},
+    "ck.wmma-warp-tile-k": {"arch.warp-tile"},
+    "ck.wmma-streamk": {"ck.wmma-warp-tile-k"},
 }
 
 
@@ -120,8 +120,16 @@ def model(arch: str, families: str = "full") -> Model:
 
 
 def families_of(r: Rule) -> str:
-    """The setting a rule is judged in: the default families, plus the rule's own when it is optional."""
-    return "full" if DATA.families[r.family].default else f"full,+{r.family}"
+    """The setting a rule is judged in: the default families, plus the rule's own when it is optional; a rule of
+    another catalog (ck-default, ck-rdna) is judged in that catalog: the facts plus its families."""
+    if DATA.families[r.family].default:
+        return "full"
+    catalog = next((c for c in DATA.catalogs.values() if r.family in c.families), None)
+    if catalog is not None:
+        facts = [f for f, fam in DATA.families.items() if fam.default and f != "model"
+                 and not any(f in c.families for c in DATA.catalogs.values())]
+        return ",".join([*facts, *catalog.families])
+    return f"full,+{r.family}"
 
 
 def rule_model(r: Rule) -> Model:

@@ -14,7 +14,7 @@ import time
 from typing import Sequence
 
 from ..errors import CkspaceError, UsageError
-from .options import add_ck_api_options, space_from_args
+from .options import add_ck_api_options, add_over_option, space_from_args
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
     en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
-    en.add_argument("--set", default="full", help="kernel set: full, tests or tiny (see docs/objectives.md)")
+    en.add_argument("--set", default="full",
+                    help="kernel set: a catalog (full = ck-full, ck-default, ck-rdna) or a coverage-optimal selection "
+                         "(tests, tiny; see docs/objectives.md and --over)")
     en.add_argument("--objective", metavar="FILE", help="with --set tests|tiny: a coverage objective file instead of the set's own")
     en.add_argument("--stable-from", dest="stable_from", metavar="FILE",
                     help="with --set tests|tiny: names of a previous selection to change as little as possible")
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
     add_ck_api_options(en)
+    add_over_option(en)
     from .explain import add_parser as add_explain
 
     add_explain(sub)
@@ -176,16 +179,16 @@ def _console(stderr: bool = False):
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from . import output
-    from ..select.sets import check_set
+    from ..select.sets import SELECTED_SETS, check_set
 
-    check_set(args.set)
+    check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
     imported = time.perf_counter()
     space = space_from_args(args)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
     selected = None
-    if args.set != "full" or args.objective or args.stable_from:
+    if args.set in SELECTED_SETS or args.objective or args.stable_from:
         selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
                                 variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.count:

@@ -25,7 +25,8 @@ def add_parsers(sub) -> None:
     `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
     em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest")
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250), or auto")
-    em.add_argument("--set", default=None, help="kernel set: full (default), or tiny / tests when available")
+    em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
+    em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
     em.add_argument("--ndim", action="append", help="2, 3")
     em.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
@@ -86,8 +87,11 @@ def cmd_emit(args: argparse.Namespace) -> int:
     ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
     rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
-    space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache)
-    if args.set in (None, "", "full"):  # count before listing: the open space would never finish
+    from ..select.sets import SELECTED_SETS, catalog_of
+
+    space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache,
+                  catalog=catalog_of(args.set, args.over))
+    if args.set not in SELECTED_SETS:  # count before listing: the open space would never finish
         total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
         if total > args.max_kernels:
             raise UsageError(f"the selection has {total:,} kernels, more than --max-kernels {args.max_kernels:,}; "

@@ -31,9 +31,27 @@ def rules_with_ck_api(args) -> str | None:
     return combine_rules(args.rules, ck_api, args.ck_include)
 
 
+def add_over_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--over", metavar="CATALOG",
+                   help="with --set tests|tiny: the catalog they are selected from (default full; ck-default, ck-rdna)")
+
+
 def space_from_args(args: argparse.Namespace) -> "Space":
-    """The Space of --arch, --rules/--ck-api, --constraints and --no-cache."""
+    """The Space of --arch, --set/--over (the catalog), --rules/--ck-api, --constraints and --no-cache."""
+    from ..select.sets import catalog_of, set_names
     from ..space import Space
 
-    return Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
-                 use_cache=not args.no_cache)
+    set_name = getattr(args, "set", None) or getattr(args, "set_name", None)
+    catalog = catalog_of(set_name, getattr(args, "over", None))
+    try:
+        return Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
+                     use_cache=not args.no_cache, catalog=catalog)
+    except UsageError as exc:
+        if not str(exc).startswith("unknown catalog"):
+            raise
+        from ..rules.data import load
+        from pathlib import Path
+
+        names = list(load(Path(args.constraints) if args.constraints else None).catalogs)
+        what = "--over" if set_name in (None, "tests", "tiny") else "set"
+        raise UsageError(f"unknown {what} {catalog!r}; choices: {', '.join(names if what == '--over' else set_names(names))}") from None

@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..select.sets import SELECTED_SETS, check_set
-from .options import add_ck_api_options, space_from_args
+from .options import add_ck_api_options, add_over_option, space_from_args
 
 
 def add_parsers(subparsers) -> None:
@@ -20,7 +20,7 @@ def add_parsers(subparsers) -> None:
                     "dimensions, covered/total and the uncovered items; names that are not in full are listed.")
     cov.add_argument("file", nargs="?", metavar="FILE",
                      help="a file of kernel names, one per line ('#' comments; '-' reads stdin); default: --set tests")
-    cov.add_argument("--set", dest="set_name", metavar="SET", help="a selected set instead of a file: full, tests, tiny")
+    cov.add_argument("--set", dest="set_name", metavar="SET", help="a set instead of a file: a catalog (full, ck-default, ck-rdna) or tests, tiny")
     _common(cov)
     cov.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     cov.add_argument("--all", action="store_true", help="list every uncovered item in text output (default: 40 per goal)")
@@ -33,7 +33,7 @@ def add_parsers(subparsers) -> None:
     smp.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     smp.add_argument("--stratify", metavar="DIMS",
                      help="equal share per group of these dimensions, e.g. variant,ndim,dtype (any dimension or field)")
-    smp.add_argument("--set", dest="set_name", default="full", metavar="SET", help="full (default), tests, tiny")
+    smp.add_argument("--set", dest="set_name", default="full", metavar="SET", help="a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
     smp.add_argument("--variant", action="append", help="only these variants (repeat or comma-separate)")
     smp.add_argument("--ndim", action="append", help="only these ndims")
     smp.add_argument("--dtype", action="append", help="only these dtypes")
@@ -52,6 +52,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     add_ck_api_options(p)
+    add_over_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

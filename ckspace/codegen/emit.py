@@ -79,10 +79,12 @@ def template_env(rev: str):
 # ---- the selection -------------------------------------------------------------------------------------------------
 def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim=None, dtype=None,
            where: str | None = None) -> list[dict]:
-    """The kernels to emit: a named set (`tiny`, `tests`: ckspace.select.sets) or `full`, then the filters."""
-    if set_name in (None, "", "full"):
+    """The kernels to emit: a selection (`tiny`, `tests`: ckspace.select.sets) or the space's catalog, then the
+    filters."""
+    from ..select.sets import SELECTED_SETS, selected_configs
+
+    if set_name not in SELECTED_SETS:
         return list(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where))
-    from ..select.sets import selected_configs
 
     configs = [dict(c) for c in selected_configs(space, set_name)[0]]
     strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}

@@ -18,7 +18,7 @@ from ..errors import CkspaceError, ExprError
 from ..rules import expr as E
 from ..rules.check import domain_verdicts, rule_verdicts
 from ..rules.data import DataSet, load
-from ..rules.model import Model, kind_of_variant, resolve_families
+from ..rules.model import Model, curation_families, kind_of_variant, resolve_families
 from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
@@ -76,10 +76,14 @@ class Explainer:
         reasons = domain_verdicts(self.model, cfg) + rule_verdicts(self.model, cfg)
         valid = not any(r.enabled for r in reasons)
         in_full = not any(r.family in self.default_families for r in reasons)
+        catalogs = self._catalogs(cfg, reasons)
+        # Other catalogs' rules say only whether the kernel is in them (the sets line), not why it is rejected here.
+        others = curation_families(self.data) - set(self.families)
+        reasons = [r for r in reasons if r.family not in others]
         exp = Explanation(
             name=name, arch=self.arch, families=tuple(f for f in self.data.families if f in self.families and f != "model"),
             config=cfg, valid=valid, reasons=reasons, derived=derived(self.model, cfg),
-            sets=self._sets(name, in_full),
+            sets={**catalogs, **self._sets(name, in_full)},
             family_info={fname: {"doc": fam.doc, "default": fam.default, "enabled": fname in self.families}
                          for fname, fam in self.data.families.items()},
             arch_facts={k: self.data.archs[self.arch].get(k) for k in ("warp_size", "lds_bytes")},
@@ -106,10 +110,19 @@ class Explainer:
         return self._search
 
     # -- pieces -------------------------------------------------------------------------------------------------
+    def _catalogs(self, cfg: Mapping[str, object], reasons: Sequence[Verdict]) -> dict[str, bool | None]:
+        """Membership in every catalog (constraints/catalogs.toml) under the default rules: the kernel breaks no rule
+        of the facts and of the catalog's own families. Read from the verdicts of every family, no solving."""
+        out: dict[str, bool | None] = {}
+        for cat in dict.fromkeys(self.data.catalogs.values()):
+            families = resolve_families(self.data, None, cat.name)
+            out[cat.name] = not any(r.family in families for r in reasons)
+        return out
+
     def _sets(self, name: str, in_full: bool) -> dict[str, bool | None]:
-        """Membership in full and in the selected sets; tests and tiny are subsets of full, so a kernel outside
-        full is in neither without looking. None: the set has not been selected on this machine yet."""
-        out: dict[str, bool | None] = {"full": in_full}
+        """Membership in the selected sets; tests and tiny are subsets of full, so a kernel outside full is in
+        neither without looking. None: the set has not been selected on this machine yet."""
+        out: dict[str, bool | None] = {}
         for set_name in SELECTED_SETS:
             if not in_full:
                 out[set_name] = False

@@ -218,29 +218,22 @@ def own_fix(model: Model, cfg: Mapping[str, object], rule: Rule) -> dict[str, ob
     """The smallest change of the rule's own fields (and no other) after which the config no longer breaks it.
 
     This is what makes a reported rule a reason in its own right: fixing only what it mentions silences it. Fewest
-    changed fields first; among as few, one that keeps the problem fields (variant, ndim, dtype). The problem
-    fields a rule reads are tried value by value (the solver cannot index a fact such as `arch.warp_tiles[dtype]`
-    by a variable), the asked values first; the variant leaves its kernel family (GEMM or depthwise) only when
-    nothing else satisfies the rule. None when no change of the rule's own fields satisfies it (or the rule cannot
-    be compiled for this config).
+    changed fields first. The problem fields (variant, ndim, dtype) are never changed: a user needs a kernel for
+    their convolution, and "variant bwd_data -> bwd_weight" fixes nothing for them. None when no change of the
+    rule's other fields satisfies it (or the rule cannot be compiled for this config).
     """
     fields = model.data.fields
     own = [fields[name] for name in sorted(rule.fields) if name in fields]
-    kind = kind_of_variant(str(cfg.get("variant")))
-    best = _best_fix(model, cfg, rule, own, lambda v: kind_of_variant(str(v)) == kind)
-    if best is None and any(f.name == "variant" for f in own):
-        # Only another kernel family satisfies it (a rule against depthwise kernels as such): say so.
-        best = _best_fix(model, cfg, rule, own, lambda v: True)
+    best = _best_fix(model, cfg, rule, own)
     if best is None or breaks(rule, {**cfg, **best}, model):  # both readers must agree, or nothing is shown
         return None
     return best
 
 
-def _best_fix(model: Model, cfg: Mapping[str, object], rule: Rule, own: Sequence[FieldDef],
-              variant_ok: Callable[[object], bool]) -> dict[str, object] | None:
-    """own_fix over the problem-field values allowed by `variant_ok`, cheapest first, pruned by the best so far."""
+def _best_fix(model: Model, cfg: Mapping[str, object], rule: Rule, own: Sequence[FieldDef]) -> dict[str, object] | None:
+    """own_fix with the problem fields as asked, the cheapest change of the rule's other fields."""
     problem = [f for f in own if f.stratum]
-    choices = [[v for v in f.values if f.name != "variant" or variant_ok(v)] for f in problem]
+    choices = [[cfg.get(f.name)] for f in problem]
     combos = sorted(itertools.product(*choices),
                     key=lambda c: sum(not _same(v, cfg.get(f.name)) for f, v in zip(problem, c)))
     best: tuple[int, dict[str, object]] | None = None

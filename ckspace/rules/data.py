@@ -123,6 +123,18 @@ class Rule:
         return self.kind in (kind, "both")
 
 
+@dataclass(frozen=True)
+class Catalog:
+    """One of CK's rule sets as curation families on top of the facts (constraints/catalogs.toml)."""
+
+    name: str
+    families: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    layout_3d: str = "nhwgc"  # how its 3D GEMM names spell the layout token
+    doc: str = ""
+    source: str = ""
+
+
 @dataclass
 class DataSet:
     root: Path
@@ -136,6 +148,7 @@ class DataSet:
     macros: "Macros" = None  # type: ignore[assignment]
     namespaces: frozenset[str] = frozenset()
     formulas: dict[str, E.Node] = field(default_factory=dict)  # every derive's formula as written (macros unexpanded)
+    catalogs: dict[str, "Catalog"] = field(default_factory=dict)  # by name and by alias
 
     @cached_property
     def digest(self) -> str:
@@ -208,8 +221,31 @@ def load(root: Path | None = None) -> DataSet:
     scope = T.Scope(fields, formulas, _data_ref_type(archs, tables))
     _check_formulas(scope, fields, formulas)
     rules = _load_rules(root, names, families, namespaces, macros, scope)
+    catalogs = _load_catalogs(root, families)
     return DataSet(root, fields, derives, families, archs, tables, ck_raw, rules, macros, frozenset(namespaces),
-                   formulas)
+                   formulas, catalogs)
+
+
+def _load_catalogs(root: Path, families: Mapping[str, Family]) -> dict[str, Catalog]:
+    """The catalogs by name and alias; without catalogs.toml, `full` is the default curation families."""
+    path = root / "catalogs.toml"
+    if not path.is_file():
+        default = tuple(f for f, fam in families.items() if fam.default and f not in ("model", "arch", "pipeline"))
+        return {"full": Catalog("full", default)}
+    out: dict[str, Catalog] = {}
+    for name, spec in read_toml(path, root)["catalog"].items():
+        for fam in spec["families"]:
+            if fam not in families:
+                raise DataError(f"catalogs.toml: catalog.{name}.families: unknown family {fam!r}")
+        cat = Catalog(name, tuple(spec["families"]), tuple(spec.get("aliases", ())), spec.get("layout_3d", "nhwgc"),
+                      " ".join(spec.get("doc", "").split()), spec.get("source", ""))
+        for key in (name, *cat.aliases):
+            if key in out:
+                raise DataError(f"catalogs.toml: catalog.{name}: the name {key!r} is used twice")
+            out[key] = cat
+    if "full" not in out:
+        raise DataError("catalogs.toml: no catalog named 'full' (the default set)")
+    return out
 
 
 def _data_ref_type(archs: Mapping[str, dict[str, Any]], tables: Mapping[str, Relation]) -> T.RefTyper:

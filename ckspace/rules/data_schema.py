@@ -102,6 +102,11 @@ FIELDS_FILE = Table({
 # ---- families.toml ------------------------------------------------------------------------------------------------
 FAMILIES_FILE = Table({"family": Table(extra=Table({"default": Bool(), "doc": TEXT}), key=NAME)})
 
+# ---- catalogs.toml: CK's rule sets as named curation on top of the facts --------------------------------------------
+CATALOG = Table({"families": ListOf(NAME, min_len=1), "aliases": ListOf(NAME), "layout_3d": Str(choices=("nhwgc", "ndhwgc")),
+                 "doc": TEXT, "source": TEXT}, required=("families",))
+CATALOGS_FILE = Table({"catalog": Table(extra=CATALOG, key=NAME)}, required=("catalog",))
+
 # ---- archs/*.toml -------------------------------------------------------------------------------------------------
 # Rules read any fact as `arch.NAME`, so an arch file may hold facts of its own beside the ones the engine reads.
 FACT = Tree(SCALAR)
@@ -209,6 +214,8 @@ def schema_for(rel: str) -> Spec:
         return FIELDS_FILE
     if rel == "families.toml":
         return FAMILIES_FILE
+    if rel == "catalogs.toml":
+        return CATALOGS_FILE
     if top == "archs":
         return ARCH_FILE
     if top == "rules":

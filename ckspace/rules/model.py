@@ -23,9 +23,17 @@ def kind_of_variant(variant: str) -> str:
     return "depthwise" if variant == DEPTHWISE_VARIANT else "gemm"
 
 
-def resolve_families(data: DataSet, spec: str | Sequence[str] | None) -> frozenset[str]:
-    """`+fam,-fam` edits of the default set; a bare `fam` list replaces it. `full` names the default set."""
+def curation_families(data: DataSet) -> set[str]:
+    """Every family some catalog consists of: what a catalog replaces, and what the open space leaves out."""
+    return {f for cat in data.catalogs.values() for f in cat.families}
+
+
+def resolve_families(data: DataSet, spec: str | Sequence[str] | None, catalog: str | None = None) -> frozenset[str]:
+    """`+fam,-fam` edits of the default set; a bare `fam` list replaces it. `full` names the default set. With a
+    `catalog`, its families take the place of the default set's curation families."""
     default = {name for name, fam in data.families.items() if fam.default}
+    if catalog is not None and catalog in data.catalogs:
+        default = (default - curation_families(data)) | set(data.catalogs[catalog].families)
     if spec is None:
         return frozenset(default)
     items = [s.strip() for part in ([spec] if isinstance(spec, str) else spec) for s in part.split(",") if s.strip()]

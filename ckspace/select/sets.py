@@ -15,13 +15,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..rules.data import DataSet
     from ..solve.kernels import KernelSpace
 
-SETS = ("full", "tests", "tiny")
-SELECTED_SETS = ("tests", "tiny")  # coverage-driven subsets of `full`, each chosen by its own objective file
+SELECTED_SETS = ("tests", "tiny")  # coverage-optimal subsets of a catalog (`--over`, default full), by objective
 
 
-def check_set(set_name: str) -> None:
-    if set_name not in SETS:
-        raise UsageError(f"unknown set {set_name!r}; choices: {', '.join(SETS)}")
+def set_names(catalogs: Iterable[str]) -> list[str]:
+    """Every name --set takes: the catalogs (with their aliases) and the selections."""
+    return [*catalogs, *SELECTED_SETS]
+
+
+def check_set(set_name: str, catalogs: Iterable[str] | None = None) -> None:
+    """An unknown set is one line naming the choices; without `catalogs` only the selections are known here (the
+    catalogs are data: a Space checks them when it is built)."""
+    if set_name in SELECTED_SETS or catalogs is None:
+        return
+    names = list(catalogs)
+    if set_name not in names:
+        raise UsageError(f"unknown set {set_name!r}; choices: {', '.join(set_names(names))}")
+
+
+def catalog_of(set_name: str | None, over: str | None) -> str:
+    """The catalog a command works in: the set itself, or for tests/tiny the catalog they are selected over."""
+    if set_name in (None, "") or set_name in SELECTED_SETS:
+        return over or "full"
+    if over:
+        raise UsageError("--over applies to --set tests and --set tiny only")
+    return set_name
 
 
 def load_objective(space: "KernelSpace", set_name: str | None, objective_path: str | Path | None) -> objectives.Objective:
@@ -33,9 +51,9 @@ def load_objective(space: "KernelSpace", set_name: str | None, objective_path: s
 def selection_for(space: "KernelSpace", set_name: str, objective_path: str | Path | None = None,
                   stable_from: str | Path | None = None) -> Selection:
     """The `Selection` (configs and solver statistics) of `tests` or `tiny` under `space`'s rules."""
-    check_set(set_name)
-    if set_name == "full":
-        raise UsageError("full is not a selection (use Space.enumerate)")
+    check_set(set_name, space.data.catalogs)
+    if set_name not in SELECTED_SETS:
+        raise UsageError(f"{set_name} is a catalog, not a selection (use Space.enumerate)")
     return select(space, load_objective(space, set_name, objective_path), stable_from)
 
 
@@ -49,11 +67,11 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
     stay close to. variant/ndim/dtype/where filter the set like enumerate's options (the set itself is always
     selected over the whole arch).
     """
-    check_set(set_name)
-    if set_name == "full":
+    check_set(set_name, space.data.catalogs)
+    if set_name not in SELECTED_SETS:
         if objective_path is not None or stable_from is not None:
             raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
-        configs = space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)
+        configs = space.over(set_name).enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)
         return sorted(configs, key=lambda c: str(c["name"])), None
     sel = selection_for(space, set_name, objective_path, stable_from)
     configs = sel.configs
@@ -95,15 +113,15 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
     if names is None and set_name is None:
         set_name = "tests"
     if set_name is not None:
-        check_set(set_name)
+        check_set(set_name, space.data.catalogs)
     if stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
     objective = load_objective(space, set_name, objective_path)
     full_names = {str(c["name"]): c for c in space.enumerate()}
     stats = None
-    if set_name == "full":
+    if set_name is not None and set_name not in SELECTED_SETS:
         names = sorted(full_names)
-        source = "set full"
+        source = f"set {set_name}"
     elif set_name is not None:
         sel = select(space, objective, stable_from)
         names = sel.names

@@ -62,15 +62,27 @@ class KernelSpace:
     """The kernel-instance space of one arch under a choice of rule families: enumerate and count."""
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, use_cache: bool = True):
+                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full"):
         started = time.perf_counter()
         self.data = D.load(Path(constraints_dir) if constraints_dir else None)
-        self.families = resolve_families(self.data, rules)
+        if catalog not in self.data.catalogs:
+            raise UsageError(f"unknown catalog {catalog!r}; catalogs: {', '.join(sorted(self.data.catalogs))}")
+        self.catalog = self.data.catalogs[catalog]
+        self.rules_spec = rules  # kept to build the same space over another catalog
+        self.constraints_dir = constraints_dir
+        self.families = resolve_families(self.data, rules, self.catalog.name)
         self.model = Model(self.data, arch, self.families)
         self.model.validate_references()
         self.arch = arch
         self.use_cache = use_cache
         self.timings = Timings(load=time.perf_counter() - started)
+
+    def over(self, catalog: str) -> "KernelSpace":
+        """The same arch, rules and data over another catalog (this space when it is the same)."""
+        if self.data.catalogs.get(catalog) == self.catalog:
+            return self
+        return KernelSpace(arch=self.arch, rules=self.rules_spec, constraints_dir=self.constraints_dir,
+                           use_cache=self.use_cache, catalog=catalog)
 
     # -- selection ------------------------------------------------------------------------------------------------
     def strata(self, *, variant=None, ndim=None, dtype=None) -> list[Stratum]:
@@ -106,6 +118,7 @@ class KernelSpace:
             "families": sorted(self.families),
             "strata": [[s.variant, s.ndim, s.dtype] for s in strata],
             "where": " ".join(where.split()) if where else None,
+            "layout_3d": self.catalog.layout_3d,
         }
 
     # -- results -------------------------------------------------------------------------------------------------
@@ -171,6 +184,12 @@ class KernelSpace:
             return None  # the filter reads fields this kernel family does not have
         return solve.plan(self.model, st, [node] if node is not None else [])
 
+    def _spelling(self, st: Stratum) -> dict[str, object]:
+        """The catalog's spelling of the layout token (spec 12.2): ndhwgc or nhwgc for a 3D GEMM kernel."""
+        if st.ndim == 3 and st.kind == "gemm" and self.catalog.layout_3d != "nhwgc":
+            return {"layout": self.catalog.layout_3d}
+        return {}
+
     def _import_solver(self) -> None:
         """Import OR-Tools now, so that its cost is reported apart from solving (a cached run never pays it)."""
         t0 = time.perf_counter()
@@ -183,7 +202,7 @@ class KernelSpace:
         from . import plan as solve
         from ..rules.names import format_name
 
-        for st in sorted(strata, key=lambda s: format_name(_prefix_probe(self.model, s))):
+        for st in sorted(strata, key=lambda s: format_name({**_prefix_probe(self.model, s), **self._spelling(s)})):
             t0 = time.perf_counter()
             plan = self._plan(st, node)
             t1 = time.perf_counter()
@@ -197,7 +216,9 @@ class KernelSpace:
             except solve.TooLarge:
                 large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
             self.timings.solve += time.perf_counter() - t1
-            rows = ({**cfg, "name": format_name(cfg)} for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
+            spell = self._spelling(st)
+            rows = ({**cfg, **spell, "name": format_name({**cfg, **spell})}
+                    for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
             if not large:
                 yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
             else:

@@ -15,9 +15,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "ckspace"
 
 # The layers, lowest first. Modules of one rank may import each other (no cycles); a lower rank never imports a
-# higher one. errors, cache, lines (bounded input) and the package itself are infrastructure every layer may use.
+# higher one. errors, cache, lines (bounded input), signals and the package itself are infrastructure every layer
+# may use.
 RANKS = {"rules": 0, "solve": 1, "select": 2, "explain": 2, "codegen": 2, "space": 3, "cli": 4, "__main__": 5}
-INFRASTRUCTURE = {"errors", "cache", "lines", "__init__"}
+INFRASTRUCTURE = {"errors", "cache", "lines", "signals", "__init__"}
 
 
 def module_name(path: Path) -> str:

@@ -3,11 +3,37 @@ formats."""
 
 from __future__ import annotations
 
-from typing import Sequence
+import os
+import sys
+from typing import NoReturn, Sequence
+
+
+def run() -> NoReturn:
+    """The process entry point (the `ckspace` script, `python -m ckspace`): a Ctrl-C or SIGTERM that comes while the
+    CLI loads (or after it has answered) ends the process at once with its one line and exit status; `main`
+    handles those that come while it runs."""
+    from ..signals import exit_on_stop_signals
+
+    exit_on_stop_signals()
+    status = main()
+    # The status is final: end here rather than in Python's finalization, where a late signal meets the default
+    # handlers again (and would end a whole answer with a signal status), and where CPython turns a KeyboardInterrupt
+    # that once passed through exec()-built code (dataclasses, namedtuple), even a handled one, into death by SIGINT.
+    _flush_standard_streams()
+    os._exit(status)
+
+
+def _flush_standard_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The `ckspace` entry point (kept light: the command modules load when a command runs)."""
-    from .app import main as run
+    from .app import main as app_main
 
-    return run(argv)
+    return app_main(argv)

@@ -1,7 +1,7 @@
 """The `ckspace` command line: a thin layer over `ckspace.Space`.
 
 Exit codes: 0 success; 1 a negative answer (explain: rejected); 2 bad input (one line on stderr, no traceback);
-130 interrupted.
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM): one line on stderr, nothing cached, no process left behind.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 from typing import Sequence
 
 from ..errors import CkspaceError, UsageError
+from ..signals import Terminated, exit_status, interrupt_behind, stop_signals_raise
 from .options import add_ck_api_options, add_over_option, space_from_args
 
 
@@ -88,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
     _tolerate_narrow_encodings()
+    with stop_signals_raise():  # SIGTERM takes Ctrl-C's path below (the caller's handlers are back afterwards)
+        return _run(argv, started)
+
+
+def _run(argv: Sequence[str] | None, started: float) -> int:
     try:
         if sys.stdout is None:  # started with stdout closed (`>&-`): there is nowhere to put the answer
             raise UsageError("cannot write output: standard output is closed")
@@ -98,14 +104,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         _flush_or_drop()
         _error(str(exc))
         return exc.exit_code
-    except KeyboardInterrupt:
-        _flush_or_drop()
-        _error("interrupted", prefix="ckspace: ")
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+        return _interrupted(exc)
+    except ImportError as exc:
+        interrupt = interrupt_behind(exc)  # a C extension's import cut short by the signal
+        if interrupt is None:
+            raise
+        return _interrupted(interrupt)
     except OSError as exc:  # writing the output failed (/dev/full, a closed pipe): one line, not a traceback
         _flush_or_drop()
         _error(f"cannot write output: {exc.strerror or exc}")
         return 2
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    _flush_or_drop()
+    _error("terminated" if isinstance(exc, Terminated) else "interrupted", prefix="ckspace: ")
+    return exit_status(exc)
 
 
 def _dispatch(argv: Sequence[str] | None, started: float) -> int:

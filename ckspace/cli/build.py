@@ -71,8 +71,6 @@ def _console(stderr: bool = True):
 def cmd_emit(args: argparse.Namespace) -> int:
     from ..codegen import archdetect
     from ..codegen import ckapi
-    from ..codegen import emit as EM
-    from ..space import Space
 
     arch = archdetect.resolve(args.arch)
     rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
@@ -82,9 +80,18 @@ def cmd_emit(args: argparse.Namespace) -> int:
         raise UsageError("-o/--output needs a directory, not an empty string")
     if args.max_kernels < 1:
         raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
-    from ..codegen.manifest import ensure_dir
+    from ..codegen.manifest import ensure_dir, locked
 
-    ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
+    out = ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
+    with locked(out):  # and so does one that another ckspace is writing into
+        return _emit_into(args, arch, rev)
+
+
+def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
+    from ..codegen import ckapi
+    from ..codegen import emit as EM
+    from ..space import Space
+
     rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
     from ..select.sets import SELECTED_SETS, catalog_of

@@ -7,8 +7,12 @@
   repeated build runs nothing. The launcher reaches the compile commands through $CKSPACE_LAUNCHER, so that
   switching it (or dropping it) rebuilds nothing either.
 - ninja (the PyPI package) runs parallel (-j), keep-going (-k 0) and incremental; a rich progress bar follows its
-  status lines. Objects are compiled to `<obj>.tmp` and renamed, so Ctrl-C never leaves a half-written object;
+  status lines. Objects are compiled to `<obj>.tmp` and renamed, so no half-written object ever has its final name;
   leftover temporaries are removed before the next build, which resumes where this one stopped.
+- ninja runs in a session of its own, and ckspace stops it and every compiler on Ctrl-C, SIGTERM or any error
+  (SIGTERM, which ninja passes on to each compile; SIGKILL to whatever is left of the session after a grace
+  period); on Linux ninja also gets SIGTERM should ckspace die without that (SIGKILL). The output directory is
+  held (`manifest.locked`) for the whole build, so a second build or emit into it fails at once.
 - At the end: a table of the failed compile units, mapped to the kernels whose headers the errors point into
   (else every kernel of the unit), with the first compiler error of each; exit 1 if anything failed.
 - `check_objects()` reads each object's ELF header and symbols: the e_flags machine must be the target's, and every
@@ -25,6 +29,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +38,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
 from ..errors import CkspaceError, UsageError
+from ..signals import deferred
 
 LAUNCHERS = ("ccache", "sccache", "distcc")
 STATUS_PREFIX = "@@ckspace "
+STOP_GRACE_SECONDS = 1.0  # after SIGTERM, how long ninja and the compilers get to end before SIGKILL
+REAP_SECONDS = 0.5  # after SIGKILL, how long to wait for the processes to be gone
 
 
 def find_ninja() -> str:
@@ -138,16 +146,10 @@ def _write_if_changed(path: Path, text: str) -> bool:
 
 
 def _remove_leftover_temps(root: Path) -> int:
-    n = 0
-    obj = root / "obj"
-    if obj.is_dir():
-        for p in obj.rglob("*.o.tmp"):
-            try:
-                p.unlink()
-                n += 1
-            except OSError:
-                pass
-    return n
+    """The temporaries of interrupted compiles (`<obj>.tmp`) and of interrupted writes (emit's and build's own)."""
+    from .emit import sweep_leftovers
+
+    return sweep_leftovers(root)
 
 
 def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, compiler: str | None = None,
@@ -196,11 +198,18 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
           env: Mapping[str, str] | None = None) -> BuildResult:
     """Run ninja over an emitted directory; return the outcome (failures mapped to kernels)."""
     root = Path(out_dir)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
+    with M.locked(root):
+        return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env)
+
+
+def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env) -> BuildResult:
+    _remove_leftover_temps(root)  # before writing anything: a killed build's half-written files
     data, archs, tc = prepare(root, offload_archs, compiler, launcher, ck_include, log)
     from .emit import object_path
 
     objects = [object_path(a, u) for a in archs for u in data["units"]]
-    _remove_leftover_temps(root)
     ninja = find_ninja()
     cmd = [ninja, "-C", str(root), "-k", "0"]
     if jobs:
@@ -212,43 +221,22 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
         run_env.setdefault("DISTCC_IO_TIMEOUT", "3600")
     started = time.perf_counter()
     result = BuildResult(root, archs, objects, toolchain=tc.description)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                            env=run_env, start_new_session=False)
+    proc = _start_ninja(cmd, run_env)
     output: list[str] = []
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip("\n")
-            if line.startswith(STATUS_PREFIX):
-                head, _, desc = line[len(STATUS_PREFIX):].partition("] ")
-                try:
-                    finished, total, _running = (int(x) for x in head.split())
-                except ValueError:
-                    output.append(line)
-                    continue
-                if progress:
-                    progress(finished, total, desc)
-                continue
-            output.append(line)
-        proc.wait()
-    except KeyboardInterrupt:
-        # ninja got the SIGINT too (same process group): it stops its compilers; objects are renamed only when
-        # complete, so nothing half-written is left behind. Wait for it, then report the interruption.
-        try:
-            proc.send_signal(signal.SIGINT)
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        _remove_leftover_temps(root)
+        _follow(proc, output, progress)
+    except BaseException:  # Ctrl-C, SIGTERM (Terminated), or an error here: no compiler may outlive this build
+        with deferred():  # a second Ctrl-C must not cut the stopping short
+            stop_session(proc)
+            _remove_leftover_temps(root)
         raise
-    if proc.returncode in (130, -signal.SIGINT) or any("interrupted by user" in line for line in output[-3:]):
-        # ninja was interrupted but this process missed the signal (it arrived between two of our reads, or SIGINT
-        # is delivered to ninja's group only): the same outcome as a Ctrl-C seen here
-        _remove_leftover_temps(root)
+    if proc.returncode in (130, -signal.SIGINT, -signal.SIGTERM) or any("interrupted by user" in line
+                                                                         for line in output[-3:]):
+        # ninja was stopped by a signal that was not ours (someone signalled it directly): the same outcome as a
+        # Ctrl-C seen here
+        with deferred():
+            stop_session(proc)
+            _remove_leftover_temps(root)
         raise KeyboardInterrupt
     result.seconds = time.perf_counter() - started
     result.log = _write_log(root, cmd, output)
@@ -258,6 +246,125 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
         result.failures = [Failure("(ninja)", "", [], tail or f"ninja exited with {proc.returncode}")]
     result.built = sum(1 for o in objects if (root / o).is_file())
     return result
+
+
+def _follow(proc: subprocess.Popen, output: list[str], progress: Callable[[int, int, str], None] | None) -> None:
+    """Read ninja's output until it exits: status lines go to `progress`, the rest to `output`."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        if line.startswith(STATUS_PREFIX):
+            head, _, desc = line[len(STATUS_PREFIX):].partition("] ")
+            try:
+                finished, total, _running = (int(x) for x in head.split())
+            except ValueError:
+                output.append(line)
+                continue
+            if progress:
+                progress(finished, total, desc)
+            continue
+        output.append(line)
+    proc.wait()
+
+
+# ---- ninja's processes --------------------------------------------------------------------------------------------
+def _start_ninja(cmd: Sequence[str], env: Mapping[str, str]) -> subprocess.Popen:
+    # A session of its own: a terminal's Ctrl-C reaches ckspace only, which stops the build in order (below), and
+    # every process of the build (ninja puts each compile in a process group of its own) carries the session id by
+    # which stop_session finds it.
+    return subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                            env=dict(env), start_new_session=True, preexec_fn=_terminate_with_parent())
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _terminate_with_parent() -> Callable[[], None] | None:
+    """Linux: a function for the child, before exec, that has the kernel send it SIGTERM when ckspace dies, also by
+    SIGKILL (which no handler of ours sees); ninja then stops its compiles as on any SIGTERM. None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def request() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # ckspace died before the request was in place
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return request
+
+
+def stop_session(proc: subprocess.Popen, grace: float = STOP_GRACE_SECONDS) -> None:
+    """End ninja (the leader of a session of its own) and every process of its session, and reap ninja.
+
+    SIGTERM first: ninja passes it on to the process group of each running compile and waits for them (a compiler
+    removes its output file on SIGTERM). Whatever is still there after `grace` seconds (a compile that ignores
+    SIGTERM, and ninja waiting for it; everything, should ninja have died first) gets SIGKILL.
+    """
+    if proc.poll() is None:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    _kill_session(proc.pid)
+    proc.wait()
+
+
+def _kill_session(session: int) -> None:
+    """SIGKILL to every process of the session until none is left (or REAP_SECONDS have passed: a process stuck in
+    the kernel dies when it leaves it)."""
+    deadline = time.monotonic() + REAP_SECONDS
+    while True:
+        left = session_members(session)
+        for pid in left:
+            _signal_process(pid, signal.SIGKILL)
+        _signal_group(session, signal.SIGKILL)  # where there is no /proc, the leader's group is all that is found
+        if not left or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def session_members(session: int) -> list[int]:
+    """The live processes (not zombies) whose session id is `session`, from /proc; [] where there is no /proc."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:  # gone meanwhile
+            continue
+        # after the command name (which may hold spaces and parentheses): state ppid pgrp session ...
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 3 and fields[0] != b"Z" and int(fields[3]) == session:
+            members.append(int(name))
+    return members
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _signal_process(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _write_log(root: Path, cmd: Sequence[str], output: Sequence[str]) -> Path | None:

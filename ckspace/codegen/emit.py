@@ -17,7 +17,8 @@ Templates are chosen per CK API revision (templates/revisions.toml): `--ck-api 2
 own rule family (`ck-api-2025.11`), switched on with the revision, so the selection holds only kernels it can build.
 
 All writes go through `ckspace.manifest.Writer`: atomic, incremental, inside DIR only, stale files removed by the
-manifest only.
+manifest only. The directory is held (`manifest.locked`) while emitting, and what a killed emit left half-written
+is swept first.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import CkspaceError, DataError, UsageError
 from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
-from .manifest import Writer, digest
+from .manifest import Writer, digest, ensure_dir, locked, sweep_temporaries
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
@@ -38,6 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 DEFAULT_CHUNK_SIZE = 25
 UNITS_DIR = "units"
 WRAPPERS_DIR = "dispatcher_wrappers"
+EMITTED_DIRS = ("", UNITS_DIR, WRAPPERS_DIR)  # where emit writes (and so where its temporaries can be left)
+STATE_DIR = ".ckspace"  # build.ninja's builddir: ninja's state, and the build log
+OBJ_DIR = "obj"  # the objects, one folder per offload arch (object_path)
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,199}$")
 ARCH_RE = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z]+[+-])*$")
 
@@ -168,11 +172,29 @@ def emit(space, configs: Sequence[Mapping[str, object]], out_dir: str | Path, re
     """Write the selection's C++ into `out_dir` (safely, incrementally); return what was written."""
     import jinja2
 
+    root = ensure_dir(Path(out_dir))
     try:
-        return _emit(space, configs, out_dir, revision, chunk_size, selection, archs)
+        with locked(root):
+            sweep_leftovers(root)
+            return _emit(space, configs, out_dir, revision, chunk_size, selection, archs)
     except jinja2.TemplateError as exc:
         where = f"{exc.filename}:{exc.lineno}: " if getattr(exc, "filename", None) else ""
         raise DataError(f"template error: {where}{exc.message or exc}") from None
+
+
+def sweep_leftovers(root: Path) -> int:
+    """Remove what a killed emit or build left half-written in `root`; return how many files. Call it holding
+    `manifest.locked(root)`, so that none of them is another run's work in progress."""
+    removed = sweep_temporaries(root, (*EMITTED_DIRS, STATE_DIR))
+    obj = root / OBJ_DIR
+    if obj.is_dir():
+        for path in obj.rglob("*.o.tmp"):  # the compile rule's `-o $out.tmp` (build.ninja.j2)
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
 
 
 def _emit(space, configs, out_dir, revision, chunk_size, selection, archs) -> EmitResult:
@@ -294,7 +316,7 @@ def check_offload_arch(arch: str) -> str:
 
 
 def object_path(arch: str, unit: str) -> str:
-    return f"obj/{arch_id(arch)}/{Path(unit).stem}.o"
+    return f"{OBJ_DIR}/{arch_id(arch)}/{Path(unit).stem}.o"
 
 
 def render_build_ninja(env, units: Sequence[str], archs: Sequence[str]) -> str:

@@ -9,22 +9,33 @@ Every file goes through `Writer`:
 - `manifest.json` records every generated file with a digest of its text; a file listed by the previous manifest
   and not generated now is stale and removed. A file that ckspace did not generate is never deleted, and a listed
   file that was edited by hand since (its digest differs) is left alone too.
+
+One ckspace at a time writes into an output directory: emit and build hold `locked(DIR)` (an flock on
+DIR/.ckspace.lock) and a second one fails at once with one line. Under the lock, `sweep_temporaries` removes what a
+killed run (SIGKILL, power loss) left half-written: no other run can be writing it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..errors import CkspaceError, UsageError
 
 MANIFEST = "manifest.json"
 FORMAT = 1
+LOCK_FILE = ".ckspace.lock"
+PROBE_PREFIX = ".ckspace-probe-"
+# The temporaries of atomic_write (`.<name>.<8 random>.tmp`, tempfile's alphabet) and of ensure_dir's probe: only
+# names of exactly these shapes are ever swept, so a user's own files never match.
+_TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$|^" + re.escape(PROBE_PREFIX) + r"[a-z0-9_]{8}$")
 
 
 class OutputDirError(CkspaceError):
@@ -71,7 +82,7 @@ def ensure_dir(root: Path) -> Path:
     if not root.is_dir():
         raise OutputDirError(f"output path {root} exists and is not a directory")
     try:
-        fd, probe = tempfile.mkstemp(prefix=".ckspace-probe-", dir=root)
+        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=root)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -93,6 +104,114 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
         except OSError:
             pass
         raise
+
+
+class OutputDirBusy(OutputDirError):
+    """Another ckspace holds the output directory (exit 2)."""
+
+
+_HELD: dict[str, int] = {}  # real path of an output directory this process holds -> nesting depth
+
+
+@contextlib.contextmanager
+def locked(root: Path) -> Iterator[None]:
+    """Hold the (existing) output directory `root` for this process while inside: another ckspace that emits or
+    builds into it meanwhile gets OutputDirBusy at once (no waiting: it would write the same files). Re-entrant
+    within the process, so the CLI can hold it around the library calls that hold it too. The lock goes with the
+    process, also on SIGKILL."""
+    key = os.path.realpath(root)
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
+    path = Path(key) / LOCK_FILE
+    fd = _acquire(path, root)
+    _HELD[key] = 1
+    try:
+        yield
+    finally:
+        del _HELD[key]
+        _release(fd, path)
+
+
+def _acquire(path: Path, shown: Path) -> int:
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise OutputDirError(f"cannot lock output directory {shown}: {exc.strerror or exc}") from None
+        try:
+            _flock(fd)
+        except BlockingIOError:
+            holder = _holder_pid(fd)
+            os.close(fd)
+            raise OutputDirBusy(f"{shown} is in use by another ckspace ({holder})") from None
+        except OSError as exc:
+            os.close(fd)
+            raise OutputDirError(f"cannot lock output directory {shown}: {exc.strerror or exc}") from None
+        # The previous holder removes the file as it lets go: if that happened after our open, we hold the lock of a
+        # file nobody else will see, so start over on the one that is there now.
+        if _is_file_at(fd, path):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+def _flock(fd: int) -> None:
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _holder_pid(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return f"pid {text}" if text.isdigit() else "pid unknown"
+
+
+def _is_file_at(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
+
+
+def _release(fd: int, path: Path) -> None:
+    try:
+        if _is_file_at(fd, path):
+            os.unlink(path)  # still holding the lock: nobody can have taken it on this file meanwhile
+    except OSError:
+        pass  # a stale lock file is harmless: the lock is the flock, which goes with the descriptor
+    finally:
+        os.close(fd)
+
+
+def sweep_temporaries(root: Path, folders: Iterable[str] = ("",)) -> int:
+    """Remove the temporaries of interrupted atomic writes (and probes) in `folders` of `root`; return how many.
+
+    Call it holding `locked(root)`: then no other run is writing them. A temporary is never a finished file (that
+    is renamed into place in one step), so removing one loses nothing.
+    """
+    removed = 0
+    for folder in folders:
+        try:
+            entries = list(os.scandir(root / folder))
+        except OSError:  # not there (yet)
+            continue
+        for entry in entries:
+            if _TEMPORARY.match(entry.name) and entry.is_file(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    pass
+    return removed
 
 
 @dataclass

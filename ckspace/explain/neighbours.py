@@ -34,7 +34,7 @@ from ..rules.check import breaks, domain_verdicts
 from ..rules.data import FieldDef, Rule
 from ..rules.model import Model, Stratum, kind_of_variant
 from ..rules.names import format_name
-from ..solve.cpsat import Compiler, new_variable
+from ..solve.cpsat import Compiler, new_variable, solve_stoppably
 from ..solve.folded import fold_constraints
 from .diff import changes_between
 from .result import Neighbour
@@ -179,7 +179,7 @@ class NeighbourSearch:
         out: list[tuple[tuple, Neighbour]] = []
         named = [f for f in base.free if not f.derived]  # derived fields follow from these
         for _ in range(n):
-            status = solver.solve(cp)
+            status = solve_stoppably(solver, cp)
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 break
             values = {f.name: _value(solver, base, f) for f in base.free}
@@ -285,7 +285,7 @@ def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
     solver = cp_model.CpSolver()
     _params(solver)
     try:
-        if solver.solve(cp) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if solve_stoppably(solver, cp) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
     except (OverflowError, RuntimeError, ValueError):
         return None

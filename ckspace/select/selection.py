@@ -373,6 +373,8 @@ def _solve_part(kernels: list[int], of_kernel: Sequence[Sequence[int]], prev: se
                 min_k: int | None, max_k: int | None) -> _Part:
     from ortools.sat.python import cp_model
 
+    from ..solve.cpsat import solve_stoppably
+
     start = set(k for k in kernels if prev is not None and k in prev)
     greedy = _greedy(kernels, of_kernel, start)
     if min_k and len(greedy) < min_k:
@@ -407,7 +409,7 @@ def _solve_part(kernels: list[int], of_kernel: Sequence[Sequence[int]], prev: se
     p.max_deterministic_time = max(det_budget, 0.05)
     p.max_time_in_seconds = max(deadline - time.perf_counter(), 0.5)
     t0 = time.perf_counter()
-    status = solver.Solve(model)
+    status = solve_stoppably(solver, model)
     wall = time.perf_counter() - t0
     det = solver.ResponseProto().deterministic_time
     name = solver.StatusName(status)

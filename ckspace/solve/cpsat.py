@@ -17,6 +17,7 @@ from ortools.util.python import sorted_interval_list
 from ..rules import expr as E
 from ..rules.data import FieldDef
 from ..errors import DataError
+from ..signals import call_stoppably
 
 Domain = sorted_interval_list.Domain
 
@@ -454,6 +455,21 @@ class _Rows(cp_model.CpSolverSolutionCallback):
             self.StopSearch()
 
 
+def solve_stoppably(solver: cp_model.CpSolver, cp: cp_model.CpModel,
+                    callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
+    """`solver.solve(cp, callback)` that Ctrl-C and SIGTERM stop at once, with an exception instead of an answer.
+
+    Every CP-SAT search of ckspace goes through here. OR-Tools' own SIGINT handling is switched off: it ends the
+    search early and returns what it has as if the search had finished (a wrong answer, served with exit 0 and
+    cached), and its handler allocates memory inside a signal handler (seen to deadlock). Instead Python's own
+    handling stays in place, and ckspace.signals.call_stoppably stops the search the moment a signal arrives (also
+    when no solution callback gives Python a chance to run) and raises the signal's exception (KeyboardInterrupt,
+    or the CLI's Terminated): the stopped search's partial result is never seen.
+    """
+    solver.parameters.catch_sigint_signal = False
+    return call_stoppably(lambda: solver.solve(cp, callback), solver.stop_search)
+
+
 def enumerate_all(cp: cp_model.CpModel, variables: Sequence[cp_model.IntVar], limit: int | None = None) -> list[tuple[int, ...]]:
     """Every solution of `cp`, projected on `variables` (which must determine all others), sorted.
 
@@ -471,9 +487,11 @@ def enumerate_all(cp: cp_model.CpModel, variables: Sequence[cp_model.IntVar], li
     params.linearization_level = 0
     params.cp_model_presolve = False
     collector = _Rows([v.index for v in variables], limit)
-    status = solver.solve(cp, collector)
+    status = solve_stoppably(solver, cp, collector)
     if collector.stopped:
         raise OverflowError(f"more than {limit} solutions")
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
+    # A finished enumeration is OPTIMAL (all solutions listed) or INFEASIBLE (none); FEASIBLE means the search
+    # ended before the last one, and a partial list must never pass for the space.
+    if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
         raise DataError(f"CP-SAT enumeration did not finish: {solver.status_name(status)}")
     return sorted(set(collector.rows))

@@ -1,0 +1,228 @@
+"""Ctrl-C and SIGTERM: both stop any run at once, through the same cleanup paths, and never yield a partial answer.
+
+- While the CLI runs (`stop_signals_raise()`), SIGINT raises KeyboardInterrupt and SIGTERM raises `Terminated`, a
+  KeyboardInterrupt, so every `except KeyboardInterrupt` / `finally` cleanup runs for both. Before that, while the
+  process loads the CLI and after it has answered, `exit_on_stop_signals()` ends the process at once: there is
+  nothing to clean up then, and an exception would end as a traceback.
+- Python runs signal handlers only in the main thread, between bytecodes: a long call into C (a CP-SAT search)
+  would hold them off until it returns. `call_stoppably` has a watcher thread stop such a call the moment a signal
+  arrives, and raises instead of returning what the stopped call had.
+- `deferred()` holds SIGINT and SIGTERM back while a cleanup runs (stopping a solver or ninja), so that a second
+  Ctrl-C cannot cut it short and leave a search thread or a compiler behind; they are acted on right after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+# Exit statuses of a run stopped by a signal: 128 + the signal number, as a shell reports it.
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+STOP_POLL_SECONDS = 0.02  # how often a stop request is repeated until the stopped call has returned
+STOP_PERSIST_SECONDS = 5.0  # and for how long at most (a call that ignores it is beyond help)
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived. A KeyboardInterrupt, so that it takes the very path Ctrl-C takes."""
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+_STOP_MESSAGES = {signal.SIGINT: (b"ckspace: interrupted\n", EXIT_INTERRUPTED),
+                  signal.SIGTERM: (b"ckspace: terminated\n", EXIT_TERMINATED)}
+
+
+def _exit_now(signum: int, frame: object) -> None:
+    message, status = _STOP_MESSAGES[signal.Signals(signum)]
+    try:
+        os.write(2, message)
+    except OSError:  # no stderr: the status still says it
+        pass
+    os._exit(status)
+
+
+def _replaceable(signum: signal.Signals) -> bool:
+    """Neither ignored (by whoever started us: nohup, a background job; it stays ignored) nor handled from outside
+    Python (getsignal is None then, and that handler could not be put back)."""
+    return signal.getsignal(signum) not in (signal.SIG_IGN, None)
+
+
+def exit_on_stop_signals() -> None:
+    """For the process entry point, first thing: SIGINT and SIGTERM end the process at once, with the CLI's line
+    and exit status, until `stop_signals_raise()` takes over (and again after it)."""
+    for signum in _STOP_MESSAGES:
+        if _replaceable(signum):
+            signal.signal(signum, _exit_now)
+
+
+@contextlib.contextmanager
+def stop_signals_raise() -> Iterator[None]:
+    """While inside: SIGINT raises KeyboardInterrupt and SIGTERM raises Terminated in the main thread. The previous
+    handlers come back on leaving, so that calling the CLI in process (tests) leaves the caller's as they were."""
+    if not _in_main_thread():  # only the main thread may set handlers (and only it receives them)
+        yield
+        return
+    wanted = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _raise_terminated}
+    previous = {signum: signal.getsignal(signum) for signum in wanted if _replaceable(signum)}
+    for signum in previous:
+        signal.signal(signum, wanted[signum])
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt that caused `exc`, if any: a C extension whose import is interrupted (OR-Tools) raises
+    `ImportError: initialization failed` from it."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM are noted, not acted on, while inside; on leaving, the handlers in place before get them.
+
+    By swapping the Python-level handlers rather than blocking the signals: a blocked signal is delivered to another
+    thread (rich's refresh thread, say), whose C handler would still have the main thread run the Python handler.
+    """
+    if not _in_main_thread():  # Python runs handlers in the main thread only: nothing to hold back here
+        yield
+        return
+    noted: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if _replaceable(signum)}
+    for signum in previous:
+        signal.signal(signum, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)  # the restored handler acts on it now (and may raise)
+
+
+def _block_stop_signals_in_this_thread() -> None:
+    """For a helper thread: SIGINT and SIGTERM go to the main thread, whose system calls they must interrupt."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+
+@dataclass
+class _Call:
+    """A call_stoppably call in progress."""
+
+    stop: Callable[[], None]
+    stopped_by: int | None = None  # the signal for which it was stopped
+    over: bool = False
+
+
+class _Watcher:
+    """One daemon thread that learns of each signal from Python's wakeup fd (written by the C-level handler the
+    moment the signal arrives, while the main thread may be deep in C) and stops the call in progress."""
+
+    def __init__(self) -> None:
+        self.call: _Call | None = None
+        self.forward_to = -1  # the wakeup fd that ours stands in for (-1: none): it gets every signal byte too
+        reader, self.writer = os.pipe()
+        os.set_blocking(self.writer, False)  # set_wakeup_fd wants it so: a signal handler must never block
+        threading.Thread(target=self._watch, args=(reader,), name="ckspace-signal-watch", daemon=True).start()
+
+    def _watch(self, reader: int) -> None:
+        _block_stop_signals_in_this_thread()
+        while True:
+            data = os.read(reader, 64)
+            if self.forward_to >= 0:
+                try:
+                    os.write(self.forward_to, data)
+                except OSError:  # full or closed: its owner's business, as with any wakeup fd
+                    pass
+            call = self.call
+            stop_signal = next((signum for signum in data if signum in _STOP_SIGNALS), None)
+            if call is not None and stop_signal is not None and call.stopped_by is None:
+                call.stopped_by = stop_signal
+                self._stop_until_over(call)
+
+    @staticmethod
+    def _stop_until_over(call: _Call) -> None:
+        # Repeated: a stop that comes before the call has really begun (CP-SAT has not set up its search yet) is lost.
+        deadline = time.monotonic() + STOP_PERSIST_SECONDS
+        while not call.over and time.monotonic() < deadline:
+            call.stop()
+            time.sleep(STOP_POLL_SECONDS)
+
+
+_WATCHER: _Watcher | None = None
+
+
+def _forget_watcher() -> None:
+    global _WATCHER
+    _WATCHER = None  # a forked child has the object but not its thread
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_watcher)
+
+
+def call_stoppably(work: Callable[[], T], stop: Callable[[], None]) -> T:
+    """`work()`, stopped by `stop()` as soon as SIGINT or SIGTERM arrives; then an exception, never its result.
+
+    Python runs signal handlers only between bytecodes of the main thread, so a long call into C (a CP-SAT search)
+    would hold them off until it returns. `work` runs here, in the caller's thread; a watcher thread learns of the
+    signal at once through Python's wakeup fd and calls `stop()` (again and again until `work` has returned: it
+    must be safe from another thread at any moment, also before `work` has really begun). `work` must release the
+    GIL while it blocks (CP-SAT's solve does). Afterwards the signal's handler raises (KeyboardInterrupt, or the
+    CLI's Terminated); should the handler not raise, this does: a stopped call's result is partial. Outside the main
+    thread, where no signal is seen, it is simply `work()`.
+    """
+    global _WATCHER
+    if not _in_main_thread():
+        return work()
+    if _WATCHER is None:
+        _WATCHER = _Watcher()
+    watcher = _WATCHER
+    call = _Call(stop)
+    outer, watcher.call = watcher.call, call
+    previous: int | None = None  # the wakeup fd before ours, once ours is in place
+    try:
+        previous = signal.set_wakeup_fd(watcher.writer, warn_on_full_buffer=False)
+        if previous != watcher.writer:  # (ours already: a call inside a call, which forwards as the outer one does)
+            watcher.forward_to = previous
+        result = work()
+    finally:
+        call.over = True
+        try:
+            if previous is not None and previous != watcher.writer:
+                signal.set_wakeup_fd(previous)
+        finally:
+            watcher.call = outer
+    if call.stopped_by is not None:
+        raise Terminated if call.stopped_by == signal.SIGTERM else KeyboardInterrupt
+    return result
+
+
+def exit_status(exc: KeyboardInterrupt) -> int:
+    """The exit status of a run stopped by `exc`: 143 for SIGTERM, 130 for Ctrl-C."""
+    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED

@@ -137,7 +137,10 @@ def assert_minimal_reasons(ex: Explainer, exp: Explanation) -> None:
             continue
         rule = rules[reason.rule]
         assert breaks(rule, exp.config, ex.model), reason.rule
-        assert reason.fix is not None, (exp.name, reason.rule)
+        if reason.fix is None:  # a fix never changes variant, ndim or dtype: only such a rule may have none
+            assert rule.fields & {"variant", "ndim", "dtype"}, (exp.name, reason.rule)
+            continue
+        assert not set(reason.fix) & {"variant", "ndim", "dtype"}, (reason.rule, reason.fix)
         assert set(reason.fix) <= rule.fields, (reason.rule, reason.fix)
         assert not breaks(rule, {**exp.config, **reason.fix}, ex.model), (exp.name, reason.rule, reason.fix)
 
@@ -367,9 +370,9 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
 
     monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
     exp = Explainer("gfx950").explain(VALID)
-    assert exp.sets == {"full": True, "tests": None, "tiny": None}  # nothing selected on this machine yet
+    assert exp.sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": None}  # nothing selected on this machine yet
     assert Explainer("gfx950").explain(TILE_96, neighbours=0, fixes=False).sets == {
-        "full": False, "tests": False, "tiny": False}  # the sets are subsets of full
+        "full": False, "ck-default": False, "ck-rdna": False, "tests": False, "tiny": False}  # the sets are subsets of full
     code, out, _ = cli("enumerate", "--arch", "gfx950", "--set", "tiny", "--format", "names")
     tiny = out.split()
     assert code == 0 and len(tiny) == 22  # README: tiny has 22 kernels on gfx950
@@ -377,9 +380,9 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
     monkeypatch.setattr(selection, "solve_cover", lambda *a, **k: pytest.fail("explain re-solved a selection"))
     ex = Explainer("gfx950")
     outside = next(k["name"] for k in full_set("gfx950") if k["name"] not in set(tiny))
-    assert ex.explain(outside).sets == {"full": True, "tests": None, "tiny": False}
+    assert ex.explain(outside).sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": False}
     for name in tiny[::5]:
-        assert ex.explain(name).sets == {"full": True, "tests": None, "tiny": True}, name
+        assert ex.explain(name).sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": True}, name
     code, out, _ = cli("explain", tiny[0], "--format", "json")
     assert code == 0 and json.loads(out)["sets"]["tiny"] is True
     # --select-sets selects a missing set (and caches it): the same set as enumerate's, selected again from scratch.
@@ -478,7 +481,7 @@ def test_json_follows_the_documented_schema() -> None:
     assert data["schema_version"] == SCHEMA_VERSION == 1
     assert set(data) == docs["Result object"]
     assert data["status"] == "rejected" and data["arch"] == "gfx950" and data["kind"] == "gemm"
-    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "tests": False, "tiny": False}
+    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "ck-default": False, "ck-rdna": False, "tests": False, "tiny": False}
     for v in data["violations"]:
         assert set(v) == docs["violation"]
         assert isinstance(v["enabled"], bool) and isinstance(v["fields"], list)

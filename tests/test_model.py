@@ -159,7 +159,16 @@ def test_a_rule_breaks_only_where_its_condition_holds() -> None:
     assert breaks(rule, {**kernel, "vec_a": 16}, model)  # 512 < 64*16
 
 
-def test_gfx1201_has_no_gemm_kernel_even_in_the_open_space() -> None:
-    """Spec 11.2: WMMA needs warp_tile_k >= 32 but gfx1201 only has 16x16x16; only depthwise kernels remain."""
-    counts = Space(arch="gfx1201", rules="-ck-curation").count(where="tile_m == 64 and tile_n == 64 and vec_a == 8 and vec_b == 8 and vec_c == 8 and specialization == 'default' and num_groups_to_merge == 1")
-    assert sum(n for s, n in counts.items() if s.variant != "forward_depthwise") == 0
+def test_gfx1201_gemm_kernels_are_wmma_16x16x16_in_the_open_space_and_none_in_full() -> None:
+    """Spec 11.2 and 12.3: full has no GEMM kernel on gfx1201 (CK's check_wmma_instance wants k >= 32, and gfx1201's
+    f16/bf16 WMMA is 16x16x16); that check is CK curation, so the open space holds 16x16x16 GEMM kernels."""
+    where = ("tile_m == 64 and tile_n == 64 and vec_a == 8 and vec_b == 8 and vec_c == 8 and "
+             "specialization == 'default' and num_groups_to_merge == 1")
+    full = Space(arch="gfx1201").count(where=where)
+    assert sum(n for s, n in full.items() if s.variant != "forward_depthwise") == 0
+    space = Space(arch="gfx1201", rules="-ck-curation")
+    opened = space.count(where=where)
+    assert sum(n for s, n in opened.items() if s.variant != "forward_depthwise" and s.dtype != "fp32") > 0
+    assert sum(n for s, n in opened.items() if s.dtype == "fp32" and s.variant != "forward_depthwise") == 0
+    other = space.count(where=where + " and not (warp_tile_m == 16 and warp_tile_n == 16 and warp_tile_k == 16)")
+    assert sum(n for s, n in other.items() if s.variant != "forward_depthwise") == 0

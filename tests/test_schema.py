@@ -60,6 +60,11 @@ LOADS = [
     ("constraints/fields.toml", "missing", "derive.*.kind"),
     ("constraints/fields.toml", "missing", "derive.*.source"),
     ("constraints/families.toml", "missing", "family.*.*"),
+    ("constraints/catalogs.toml", "missing", "catalog.*.layout_3d"),  # optional: nhwgc
+    ("constraints/catalogs.toml", "missing", "catalog.*.doc"),
+    ("constraints/catalogs.toml", "missing", "catalog.*.source"),
+    ("constraints/catalogs.toml", "missing", "catalog.*.aliases"),
+    ("constraints/catalogs.toml", "missing", "catalog.ck-*"),  # a catalog besides full may go
     ("constraints/rules/*", "missing", "rule"),  # a rule file may hold no rules
     ("constraints/rules/*", "empty", ""),
     ("constraints/rules/*", "missing", "rule[*].when"),

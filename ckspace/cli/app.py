@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ckspace {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
-    en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     en.add_argument("--set", default="full",
                     help="kernel set: a catalog (full = ck-full, ck-default, ck-rdna) or a coverage-optimal selection "
                          "(tests, tiny; see docs/objectives.md and --over)")

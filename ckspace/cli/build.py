@@ -24,7 +24,7 @@ def add_parsers(sub) -> None:
     """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.emit or ckspace.build: every
     `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
     em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest")
-    em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250), or auto")
+    em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
     em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")

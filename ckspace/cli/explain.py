@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         description="Explain a kernel name: every rule it breaks, grouped by family, and the nearest "
                                     "valid kernels. Exit code 0 valid, 1 rejected, 2 malformed name or bad usage.")
     ex.add_argument("name", metavar="NAME", help="a kernel name, or - to read names from stdin, one per line (batch)")
-    ex.add_argument("--arch", default=DEFAULT_ARCH, help=f"target arch (default: {DEFAULT_ARCH}; gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    ex.add_argument("--arch", default=DEFAULT_ARCH, help=f"target arch (default: {DEFAULT_ARCH}; gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     ex.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     ex.add_argument("--format", choices=FORMATS, default="text", help="text (default) or json (schema: docs/explain-json.md)")
     ex.add_argument("--neighbours", "--neighbors", metavar="N", type=int, default=None,

@@ -43,7 +43,7 @@ def add_parsers(subparsers) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)")
+    p.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     p.add_argument("--objective", metavar="FILE",
                    help="coverage objective: tests, tiny or a TOML file (default: the set's own; tests for a file)")
     p.add_argument("--stable-from", dest="stable_from", metavar="FILE",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 
-ASK = "pass --arch (gfx90a, gfx942, gfx950, gfx1201, gfx1250)"
+ASK = "pass --arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)"
 
 
 def _hip():

@@ -12,24 +12,16 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import DataError, UsageError
+from ..paths import data_dir
 from ..rules.schema import Bool, ListOf, Str, Table, format_path, load_toml
 
 
 def templates_dir() -> Path:
     """templates/ of this checkout, or the copy installed inside the package."""
-    here = Path(__file__).resolve().parents[1]  # the ckspace package (this module sits in one of its layers)
-    for candidate in (here.parent / "templates", here / "templates"):
-        if (candidate / "revisions.toml").is_file():
-            return candidate
-    try:
-        from importlib.resources import files
-
-        path = Path(str(files("ckspace.templates")))
-        if (path / "revisions.toml").is_file():
-            return path
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
-    raise DataError("cannot find ckspace's templates (templates/revisions.toml)")
+    found = data_dir("templates", "revisions.toml")
+    if found is None:
+        raise DataError("cannot find ckspace's templates (templates/revisions.toml)")
+    return found
 
 
 @dataclass(frozen=True)

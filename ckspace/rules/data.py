@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from . import expr as E
 from . import typecheck as T
 from ..errors import DataError, ExprError
+from ..paths import PACKAGE, data_dir
 from .data_schema import schema_for
 from .relation import Relation
 from .schema import load_toml, read_bytes
@@ -23,19 +24,7 @@ from .schema import load_toml, read_bytes
 
 def default_constraints_dir() -> Path:
     """constraints/ of this checkout, or the copy installed inside the package."""
-    here = Path(__file__).resolve().parents[1]  # the ckspace package (this module sits in one of its layers)
-    repo = here.parent / "constraints"
-    if (repo / "fields.toml").is_file():
-        return repo
-    installed = here / "constraints"
-    if (installed / "fields.toml").is_file():
-        return installed
-    try:
-        from importlib.resources import files
-
-        return Path(str(files("ckspace.constraints")))
-    except (ImportError, ModuleNotFoundError):  # pragma: no cover
-        return repo
+    return data_dir("constraints", "fields.toml") or PACKAGE.parent / "constraints"
 
 
 def data_files(root: Path) -> list[Path]:

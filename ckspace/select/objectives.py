@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import DataError
+from ..paths import PACKAGE, data_dir
 from ..rules import schema as S
 from ..rules.schema import INT32_MAX, Bool, Float, Int, ListOf, Str, Table, display
 
@@ -162,19 +163,7 @@ class Objective:
 
 def objectives_dir() -> Path:
     """objectives/ of this checkout, or the copy installed inside the package."""
-    here = Path(__file__).resolve().parents[1]  # the ckspace package (this module sits in one of its layers)
-    repo = here.parent / "objectives"
-    if (repo / "tests.toml").is_file():
-        return repo
-    installed = here / "objectives"
-    if (installed / "tests.toml").is_file():
-        return installed
-    try:
-        from importlib.resources import files
-
-        return Path(str(files("ckspace.objectives")))
-    except (ImportError, ModuleNotFoundError):  # pragma: no cover
-        return repo
+    return data_dir("objectives", "tests.toml") or PACKAGE.parent / "objectives"
 
 
 def resolve_path(spec: str | Path) -> Path:

@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 from .. import cache
 from ..errors import UsageError

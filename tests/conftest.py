@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -11,6 +12,12 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))  # the independent reference lives in tests/reference
+
+# A suite started from a backgrounded shell inherits SIGINT ignored, and so would every ckspace it starts: the tests
+# that press Ctrl-C would see nothing happen. A handled signal is reset to the default in an exec'd child, an ignored
+# one is not, so handle it here (as Python does when it starts with SIGINT not ignored).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -68,7 +68,7 @@ class Space(KernelSpace):
 
         if self._explainer is None or self._explainer.select_sets != select_sets:
             self._explainer = Explainer(self.arch, sorted(self.families), self.constraints_dir, data=self.data,
-                                        select_sets=select_sets)
+                                        select_sets=select_sets, catalog=self.catalog.name)
         return self._explainer.explain(name, neighbours=neighbours)
 
     # -- sets ---------------------------------------------------------------------------------------------------

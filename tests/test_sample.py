@@ -136,3 +136,17 @@ def test_sample_formats_and_filters(capsys) -> None:
     rows = [json.loads(line) for line in out]
     assert len(rows) == 4 and all(r["variant"] == "bwd_data" for r in rows)
     assert {r["name"] for r in rows} <= set(O.selected("tests").names)
+
+
+def test_a_set_too_large_to_hold_is_refused_with_one_line(monkeypatch, capsys):
+    # The open space (~10^13 kernels) is streamed by enumerate, but sample and coverage need the set in memory: past
+    # the limit they stop with one line and exit 2 instead of being killed for memory.
+    import ckspace.select.sets as sets
+    from ckspace.cli import main
+
+    monkeypatch.setattr(sets, "UNIVERSE_LIMIT", 1000)
+    assert main(["sample", "--arch", "gfx950", "--rules", "-ck-curation", "-n", "3", "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "more than 1,000 kernels" in err[0] and "--rules -ck-curation" in err[0]
+    assert main(["sample", "--arch", "gfx950", "-n", "3", "--no-cache", "--variant", "bwd_data", "--ndim", "2",
+                 "--dtype", "fp32"]) == 0  # 84 kernels: under the limit

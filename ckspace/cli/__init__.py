@@ -12,9 +12,11 @@ def run() -> NoReturn:
     """The process entry point (the `ckspace` script, `python -m ckspace`): a Ctrl-C or SIGTERM that comes while the
     CLI loads (or after it has answered) ends the process at once with its one line and exit status; `main`
     handles those that come while it runs."""
+    from ..imports import lean_cp_model
     from ..signals import exit_on_stop_signals
 
     exit_on_stop_signals()
+    lean_cp_model()
     status = main()
     # The status is final: end here rather than in Python's finalization, where a late signal meets the default
     # handlers again (and would end a whole answer with a signal status), and where CPython turns a KeyboardInterrupt

@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                     "valid kernels. Exit code 0 valid, 1 rejected, 2 malformed name or bad usage.")
     ex.add_argument("name", metavar="NAME", help="a kernel name, or - to read names from stdin, one per line (batch)")
     ex.add_argument("--arch", default=DEFAULT_ARCH, help=f"target arch (default: {DEFAULT_ARCH}; gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
+    ex.add_argument("--set", dest="set_name", metavar="CATALOG",
+                    help="explain against a catalog's rules (default full; ck-default, ck-rdna): "
+                         "its broken rules and its nearest kernels")
     ex.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     ex.add_argument("--format", choices=FORMATS, default="text", help="text (default) or json (schema: docs/explain-json.md)")
     ex.add_argument("--neighbours", "--neighbors", metavar="N", type=int, default=None,
@@ -67,7 +70,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         n = DEFAULT_NEIGHBOURS if (not batch or args.verbose) else 0
     if not 0 <= n <= MAX_NEIGHBOURS:
         raise UsageError(f"--neighbours must be between 0 and {MAX_NEIGHBOURS}, not {n}")
-    explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets)
+    explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets,
+                          catalog=_catalog(args.set_name))
     if batch:
         return _batch(explainer, sys.stdin, args.format, n, args.verbose)
     exp = explainer.explain(args.name, neighbours=n)
@@ -76,6 +80,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         render(_console(), exp)
     return 0 if exp.valid else 1
+
+
+def _catalog(set_name: str | None) -> str | None:
+    """--set names a catalog; tests and tiny are selections, whose membership every explanation lists anyway."""
+    from ..select.sets import SELECTED_SETS
+
+    if set_name in SELECTED_SETS:
+        raise UsageError(f"explain --set takes a catalog, not the selection {set_name!r}: every explanation says "
+                         f"whether the kernel is in {' and '.join(SELECTED_SETS)}")
+    return set_name
 
 
 @functools.lru_cache(maxsize=4)
@@ -236,6 +250,8 @@ def render(console: "Console", exp: "Explanation") -> None:
         console.print(f"[{style}]{label}:[/] {_e(note.text)}")
     if exp.neighbours is not None:
         _neighbours(console, exp)
+    if exp.catalog_neighbours is not None:
+        _catalog_neighbours(console, exp)
 
 
 def _reasons(console: "Console", exp: "Explanation") -> None:
@@ -299,3 +315,19 @@ def _neighbours(console: "Console", exp: "Explanation") -> None:
         changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
         tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
         console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}{tail}")
+
+
+def _catalog_neighbours(console: "Console", exp: "Explanation") -> None:
+    from ..explain.diff import name_diff
+
+    console.print()
+    console.print(f"[bold]nearest catalog kernels on {exp.arch}[/] (fewest changed fields; same variant, ndim and dtype):")
+    if not exp.catalog_neighbours:
+        console.print("  none: no catalog has a kernel of this variant, ndim and dtype here")
+        return
+    for i, cn in enumerate(exp.catalog_neighbours, 1):
+        nb = cn.neighbour
+        parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(exp.name, nb.name))
+        console.print(f"  {i}. {parts}  [dim]({_e(', '.join(cn.catalogs))})[/]")
+        changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
+        console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}")

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from ..errors import CkspaceError, ExprError
+from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
 from ..rules.check import domain_verdicts, rule_verdicts
 from ..rules.data import DataSet, load
@@ -23,7 +23,7 @@ from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
 from ..select.sets import SELECTED_SETS, selected_names
-from .result import Derived, Explanation, Note
+from .result import CatalogNeighbour, Derived, Explanation, Neighbour, Note
 from .spelling import parse
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,17 +42,22 @@ class Explainer:
     """
 
     def __init__(self, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, data: DataSet | None = None, select_sets: bool = False):
+                 constraints_dir: str | Path | None = None, data: DataSet | None = None, select_sets: bool = False,
+                 catalog: str | None = None):
         self.constraints_dir = constraints_dir
         self.select_sets = select_sets  # select tests/tiny when they are not cached yet (seconds, once)
         self._set_members: dict[str, frozenset[str] | None] = {}
         self.data = data or load(Path(constraints_dir) if constraints_dir else None)
-        self.families = resolve_families(self.data, rules)
+        if catalog is not None and catalog not in self.data.catalogs:
+            raise UsageError(f"unknown catalog {catalog!r}; catalogs: {', '.join(self.data.catalogs)}")
+        self.catalog = self.data.catalogs[catalog].name if catalog else None
+        self.families = resolve_families(self.data, rules, self.catalog)
         self.default_families = resolve_families(self.data, None)
         self.arch = arch
         self._models: dict[str, Model] = {}
         self.model = self._model(arch)
         self._search: NeighbourSearch | None = None
+        self._catalog_search: dict[str, NeighbourSearch] = {}
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
 
     def _model(self, arch: str) -> Model:
@@ -77,6 +82,7 @@ class Explainer:
         valid = not any(r.enabled for r in reasons)
         in_full = not any(r.family in self.default_families for r in reasons)
         catalogs = self._catalogs(cfg, reasons)
+        open_ok = self._open_ok(reasons)
         # Other catalogs' rules say only whether the kernel is in them (the sets line), not why it is rejected here.
         others = curation_families(self.data) - set(self.families)
         reasons = [r for r in reasons if r.family not in others]
@@ -94,6 +100,13 @@ class Explainer:
             if not exp.valid_on and any(r.enabled and r.family == HARDWARE_FAMILY for r in reasons):
                 exp.hardware_ok_on = [a for a in others if self._valid_on(a, cfg, {HARDWARE_FAMILY})]
         exp.notes = self._notes(exp)
+        if open_ok and not any(catalogs.values()):
+            names = ", ".join(catalogs)
+            exp.notes.append(Note("in-no-catalog", (
+                f"the open space accepts it (it breaks no fact of {self.arch}), but it is in no catalog ({names})"
+                + ("; the nearest catalog kernels follow" if neighbours > 0 else ""))))
+            if neighbours > 0:
+                exp.catalog_neighbours = self.nearest_in_catalogs(cfg, neighbours)
         if not valid and fixes:
             exp.reasons = [self._with_fix(r, cfg) for r in exp.reasons]
         if not valid and neighbours > 0:
@@ -109,6 +122,29 @@ class Explainer:
             self._search = NeighbourSearch(self.model)
         return self._search
 
+    def nearest_in_catalogs(self, cfg: Mapping[str, object], n: int) -> list[CatalogNeighbour]:
+        """The `n` nearest kernels of any catalog on this arch (fewest changed fields first), each with the catalogs
+        that hold it. Same variant, ndim and dtype as asked; a catalog without such a kernel adds none."""
+        from .neighbours import NeighbourSearch
+
+        found: dict[str, tuple[tuple, Neighbour, list[str]]] = {}
+        for cat in dict.fromkeys(self.data.catalogs.values()):
+            search = self._catalog_search.get(cat.name)
+            if search is None:
+                families = resolve_families(self.data, None, cat.name)
+                search = self._catalog_search[cat.name] = NeighbourSearch(Model(self.data, self.arch, families))
+            hits, info = search.nearest(cfg, n)
+            if info.get("scope") != "stratum":
+                continue  # the catalog has no kernel of this variant, ndim and dtype here
+            for nb in hits:
+                key = (len(nb.changes), nb.distance, nb.name)
+                if nb.name in found:
+                    found[nb.name][2].append(cat.name)
+                else:
+                    found[nb.name] = (key, nb, [cat.name])
+        best = sorted(found.values(), key=lambda item: item[0])[:n]
+        return [CatalogNeighbour(nb, tuple(cats)) for _, nb, cats in best]
+
     # -- pieces -------------------------------------------------------------------------------------------------
     def _catalogs(self, cfg: Mapping[str, object], reasons: Sequence[Verdict]) -> dict[str, bool | None]:
         """Membership in every catalog (constraints/catalogs.toml) under the default rules: the kernel breaks no rule
@@ -118,6 +154,11 @@ class Explainer:
             families = resolve_families(self.data, None, cat.name)
             out[cat.name] = not any(r.family in families for r in reasons)
         return out
+
+    def _open_ok(self, reasons: Sequence[Verdict]) -> bool:
+        """No fact is broken: no rule of a default family that is not a catalog's curation."""
+        facts = {f for f, fam in self.data.families.items() if fam.default} - curation_families(self.data)
+        return not any(r.family in facts for r in reasons)
 
     def _sets(self, name: str, in_full: bool) -> dict[str, bool | None]:
         """Membership in the selected sets; tests and tiny are subsets of full, so a kernel outside full is in
@@ -186,6 +227,10 @@ class Explainer:
                 f"{', '.join(on_fams)}: CK API {needs} cannot build it, it needs CK API {newest}; it is "
                 f"{'valid' if exp.sets['full'] else 'not valid either'} with --ck-api {newest} (the default, "
                 f"or --rules {','.join(f'-{f}' for f in on_fams)})")))
+        elif on and set(on_fams) <= curation_families(self.data) and self.catalog not in (None, "full"):
+            notes.append(Note("curation-only", (
+                f"the facts accept it: only the curation of the catalog {self.catalog} leaves it out (it is in the "
+                f"open space, --rules -{',-'.join(on_fams)})")))
         elif on and all(not fams[f].default for f in on_fams):
             switch = ",".join(f"-{f}" for f in on_fams)
             tail = "valid with the default rules" if exp.sets["full"] else "not valid with the default rules either"

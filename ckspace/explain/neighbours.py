@@ -193,7 +193,7 @@ class NeighbourSearch:
                 continue
             changes = changes_between(cfg, full, order)
             dist = sum(distance(self.model.data.fields[c.field], c.after, c.before) for c in changes)
-            out.append(((len(changes), dist, name), Neighbour(name, changes, status == cp_model.OPTIMAL)))
+            out.append(((len(changes), dist, name), Neighbour(name, changes, status == cp_model.OPTIMAL, dist)))
         return out
 
     def _valid(self, full: Mapping[str, object]) -> bool:

@@ -32,11 +32,20 @@ class Neighbour:
     name: str
     changes: tuple[Change, ...]
     optimal: bool = True  # false only when the solver stopped at its time limit
+    distance: int = 0  # domain steps the changed numbers moved (the tie-break after the number of changes)
+
+
+@dataclass(frozen=True)
+class CatalogNeighbour:
+    """A near kernel of some catalog, for a kernel that is in none."""
+
+    neighbour: Neighbour
+    catalogs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Note:
-    kind: str  # valid-on | hardware-ok-on | hardware-policy | curation-only | optional-only | optional-off | known-issue | off-family
+    kind: str  # valid-on | hardware-ok-on | hardware-policy | curation-only | in-no-catalog | optional-only | optional-off | known-issue | off-family
     text: str
 
 
@@ -54,6 +63,7 @@ class Explanation:
     valid_on: list[str] = field(default_factory=list)  # other archs where it is valid under the same rules
     hardware_ok_on: list[str] = field(default_factory=list)  # when valid nowhere: archs whose hardware facts accept it
     neighbours: list[Neighbour] | None = None  # None: not searched
+    catalog_neighbours: list[CatalogNeighbour] | None = None  # kernels in no catalog: the nearest catalog kernels
     search: dict[str, object] = field(default_factory=dict)
     family_info: dict[str, dict[str, object]] = field(default_factory=dict)  # doc, default, enabled per family
     arch_facts: dict[str, object] = field(default_factory=dict)  # warp_size, lds_bytes of the arch
@@ -99,4 +109,9 @@ class Explanation:
                 for n in self.neighbours
             ],
             "neighbour_search": dict(self.search),
+            "catalog_neighbours": None if self.catalog_neighbours is None else [
+                {"name": c.neighbour.name, "catalogs": list(c.catalogs), "changed": len(c.neighbour.changes),
+                 "changes": [{"field": ch.field, "from": ch.before, "to": ch.after} for ch in c.neighbour.changes]}
+                for c in self.catalog_neighbours
+            ],
         }

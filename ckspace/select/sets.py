@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from ..errors import CkspaceError, UsageError
 from . import objectives
 from . import coverage
-from .selection import Selection, cached_names, read_names, select, universe
+from .selection import UNIVERSE_LIMIT, Selection, cached_names, read_names, select, universe
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules.data import DataSet
@@ -57,6 +57,20 @@ def selection_for(space: "KernelSpace", set_name: str, objective_path: str | Pat
     return select(space, load_objective(space, set_name, objective_path), stable_from)
 
 
+def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = None) -> list[dict[str, object]]:
+    """The kernels of a stream as a list, or one UsageError line when there are more than `limit`: a command that
+    needs a whole set in memory (sample, coverage, a filtered selection) stops there instead of filling the
+    memory with the open space (~10^13 kernels)."""
+    limit = UNIVERSE_LIMIT if limit is None else limit
+    out: list[dict[str, object]] = []
+    for cfg in stream:
+        out.append(cfg)
+        if len(out) > limit:
+            raise UsageError(f"{what} has more than {limit:,} kernels, too many to hold in memory: narrow it "
+                             "(--variant, --ndim, --dtype, --where) or switch a catalog's curation on")
+    return out
+
+
 def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str | Path | None = None,
                      stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
                      where: str | None = None) -> tuple[list[dict[str, object]], Selection | None]:
@@ -71,12 +85,14 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
     if set_name not in SELECTED_SETS:
         if objective_path is not None or stable_from is not None:
             raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
-        configs = space.over(set_name).enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)
+        configs = bounded(space.over(set_name).enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where),
+                          f"the set {set_name}" + (f" under --rules {space.rules_spec}" if space.rules_spec else ""))
         return sorted(configs, key=lambda c: str(c["name"])), None
     sel = selection_for(space, set_name, objective_path, stable_from)
     configs = sel.configs
     if any(v is not None for v in (variant, ndim, dtype, where)):
-        keep = {str(c["name"]) for c in space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where)}
+        keep = {str(c["name"]) for c in bounded(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where),
+                                                "the filtered space")}
         configs = [c for c in configs if c["name"] in keep]
     return configs, sel
 
@@ -117,7 +133,7 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
     if stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
     objective = load_objective(space, set_name, objective_path)
-    full_names = {str(c["name"]): c for c in space.enumerate()}
+    full_names = {str(c["name"]): c for c in bounded(space.enumerate(), "the space to cover")}
     stats = None
     if set_name is not None and set_name not in SELECTED_SETS:
         names = sorted(full_names)

@@ -97,13 +97,17 @@ def items(kernels: Iterable[Mapping], spec: dict) -> dict[tuple, set[str]]:
     return out
 
 
-def count(universe: Iterable[Mapping], subset_names: Iterable[str], spec: dict) -> dict[tuple, tuple[int, int]]:
-    """Per goal: (covered, total) items of the universe that the subset has."""
+def count(universe: Iterable[Mapping], subset_names: Iterable[str], spec: dict,
+          foreign: Iterable[Mapping] = ()) -> dict[tuple, tuple[int, int]]:
+    """Per goal: (covered, total) items of the universe that the subset has; `foreign` kernels (outside the
+    universe, but real) cover the universe's items they have too."""
     chosen = set(subset_names)
+    theirs = set(items(foreign, spec))
     per: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-    for (scope, goal, values), names in items(universe, spec).items():
+    for item, names in items(universe, spec).items():
+        goal = item[1]
         per[goal][1] += 1
-        per[goal][0] += bool(names & chosen)
+        per[goal][0] += bool(names & chosen) or item in theirs
     return {g: (c, t) for g, (c, t) in per.items()}
 
 

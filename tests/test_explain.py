@@ -363,6 +363,18 @@ def test_name_diff_marks_changed_parts() -> None:
 
 
 # -- the sets that contain it ----------------------------------------------------------------------------------------
+def ck_lists(name: str) -> dict[str, bool]:
+    """Membership in CK's shipped lists, from the independent reading of the JSON files (a 3D kernel of full is
+    named nhwgc, CK's files name it ndhwgc: one kernel)."""
+    try:
+        from reference import ck_configs
+    except ImportError:  # pragma: no cover
+        from tests.reference import ck_configs  # type: ignore[no-redef]
+    spelt = name.replace("_nhwgc_3d_", "_ndhwgc_3d_")
+    return {cat: any(spelt in ck_configs.names(p) for p in ck_configs.files(part))
+            for cat, part in (("ck-profiler", "profiler"), ("ck-tests", "tests"))}
+
+
 def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -> None:
     from ckspace.select import selection
     from ckspace.select.sets import selected_names
@@ -370,9 +382,12 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
 
     monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
     exp = Explainer("gfx950").explain(VALID)
-    assert exp.sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": None}  # nothing selected on this machine yet
+    # neither name is in CK's shipped configs (tests/reference/ck_configs.py reads none of them)
+    assert exp.sets == {"full": True, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False,
+                        "tests": None, "tiny": None}  # nothing selected on this machine yet
     assert Explainer("gfx950").explain(TILE_96, neighbours=0, fixes=False).sets == {
-        "full": False, "ck-default": False, "ck-rdna": False, "tests": False, "tiny": False}  # the sets are subsets of full
+        "full": False, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False, "tests": False,
+        "tiny": False}  # the sets are subsets of full
     code, out, _ = cli("enumerate", "--arch", "gfx950", "--set", "tiny", "--format", "names")
     tiny = out.split()
     assert code == 0 and len(tiny) == 22  # README: tiny has 22 kernels on gfx950
@@ -380,9 +395,11 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
     monkeypatch.setattr(selection, "solve_cover", lambda *a, **k: pytest.fail("explain re-solved a selection"))
     ex = Explainer("gfx950")
     outside = next(k["name"] for k in full_set("gfx950") if k["name"] not in set(tiny))
-    assert ex.explain(outside).sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": False}
+    assert ex.explain(outside).sets == {"full": True, "ck-default": False, "ck-rdna": False, **ck_lists(outside),
+                                        "tests": None, "tiny": False}
     for name in tiny[::5]:
-        assert ex.explain(name).sets == {"full": True, "ck-default": False, "ck-rdna": False, "tests": None, "tiny": True}, name
+        assert ex.explain(name).sets == {"full": True, "ck-default": False, "ck-rdna": False, **ck_lists(name),
+                                         "tests": None, "tiny": True}, name
     code, out, _ = cli("explain", tiny[0], "--format", "json")
     assert code == 0 and json.loads(out)["sets"]["tiny"] is True
     # --select-sets selects a missing set (and caches it): the same set as enumerate's, selected again from scratch.
@@ -481,7 +498,7 @@ def test_json_follows_the_documented_schema() -> None:
     assert data["schema_version"] == SCHEMA_VERSION == 1
     assert set(data) == docs["Result object"]
     assert data["status"] == "rejected" and data["arch"] == "gfx950" and data["kind"] == "gemm"
-    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "ck-default": False, "ck-rdna": False, "tests": False, "tiny": False}
+    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False, "tests": False, "tiny": False}
     for v in data["violations"]:
         assert set(v) == docs["violation"]
         assert isinstance(v["enabled"], bool) and isinstance(v["fields"], list)

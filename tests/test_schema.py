@@ -28,6 +28,7 @@ from ckspace.codegen import ckapi
 from ckspace.errors import CkspaceError, DataError
 from ckspace.rules import data as D
 from ckspace.rules.model import Model
+from ckspace.solve import listed
 from ckspace.rules.schema import MAX_FILE_BYTES
 from ckspace.select import objectives
 
@@ -65,6 +66,16 @@ LOADS = [
     ("constraints/catalogs.toml", "missing", "catalog.*.source"),
     ("constraints/catalogs.toml", "missing", "catalog.*.aliases"),
     ("constraints/catalogs.toml", "missing", "catalog.ck-*"),  # a catalog besides full may go
+    ("constraints/catalogs.toml", "missing", "catalog.*.config_set"),  # optional: the catalog lists its whole table
+    ("constraints/catalogs.toml", "missing", "catalog.*.configs"),  # a catalog of families (ck-profiler has none:
+    # that is reported, and is REFERENCED below)
+    ("constraints/catalogs/*", "missing", "source*"),  # provenance, not read
+    ("constraints/catalogs/*", "*", "file[*].rows[*][0]"),  # the `id` column: CK uses it only to pick an entry
+    ("constraints/catalogs/*", "missing", "file[*].set"),  # a file outside both sets: no catalog lists it
+    ("constraints/catalogs/*", "missing", "file[*].path"),
+    ("constraints/catalogs/*", "shape", "file[*].rows"),  # fewer rows: fewer kernels
+    ("constraints/catalogs/*", "missing", "file"),  # no files: empty catalogs
+    ("constraints/catalogs/*", "empty", ""),
     ("constraints/rules/*", "missing", "rule"),  # a rule file may hold no rules
     ("constraints/rules/*", "empty", ""),
     ("constraints/rules/*", "missing", "rule[*].when"),
@@ -100,6 +111,13 @@ REFERENCED = [
     ("constraints/tables/ck/*", "missing", "strategies.*"),  # tile lists name wave and vector strategies
     ("templates/revisions.toml", "missing", "revision.*"),  # `default` names a revision
     ("constraints/fields.toml", "missing", "derive.*"),  # other formulas and rules read the derived quantities
+    # A stored CK config is read as CK's JSON entry: its error names the JSON file, the entry and CK's key.
+    ("constraints/catalogs/*", "*", "file[*].*"),
+    ("constraints/catalogs/*", "*", "file[*].rows[*]"),
+    ("constraints/catalogs/*", "*", "file[*].rows[*][*]"),
+    ("constraints/catalogs/*", "*", "file[*].columns[*]"),
+    ("constraints/catalogs.toml", "*", "catalog.ck-profiler.*"),
+    ("constraints/catalogs.toml", "*", "catalog.ck-tests.*"),
 ]
 
 
@@ -226,6 +244,12 @@ _FIELDS: list[str] = []
 
 def load_tree(tree: Path, rel: str) -> None:
     """Load the copy with ckspace's loaders, far enough that every value of the mutated file has been used."""
+    if rel.startswith("constraints/catalogs/"):  # a stored list of CK configs: read as CK's JSON entries
+        data = D.load(tree / "constraints")
+        for cat in dict.fromkeys(data.catalogs.values()):
+            if cat.listed:
+                listed.entries(data, cat)
+        return
     if rel.startswith("constraints/"):
         data = D.load(tree / "constraints")
         for arch in sorted(data.archs) if rel.startswith("constraints/archs/") else ["gfx950"]:

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, exit_status, interrupt_behind, stop_signals_raise
-from .options import add_ck_api_options, add_over_option, space_from_args
+from .options import add_ck_api_options, add_ck_config_option, add_over_option, space_from_args
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
     add_ck_api_options(en)
     add_over_option(en)
+    add_ck_config_option(en)
     from .explain import add_parser as add_explain
 
     add_explain(sub)
@@ -245,6 +246,7 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
             f"solve {t.solve:.3f}s, output {max(t_out - t.solver_import, 0.0):.3f}s, total {total:.3f}s"
             + (" (cached)" if t.cached else ""), file=sys.stderr,
         )
+    output.report_rejected(space)
     return 0
 
 

@@ -27,6 +27,9 @@ def add_parsers(sub) -> None:
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
     em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
+    from .options import add_ck_config_option
+
+    add_ck_config_option(em)
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
     em.add_argument("--ndim", action="append", help="2, 3")
     em.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
@@ -94,10 +97,11 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
 
     rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
-    from ..select.sets import SELECTED_SETS, catalog_of
+    from ..select.sets import SELECTED_SETS
+    from .options import catalog_from_args
 
     space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache,
-                  catalog=catalog_of(args.set, args.over))
+                  catalog=catalog_from_args(args))
     if args.set not in SELECTED_SETS:  # count before listing: the open space would never finish
         total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
         if total > args.max_kernels:
@@ -107,6 +111,9 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules}
     result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
+    from . import output
+
+    output.report_rejected(space)
     elapsed = time.perf_counter() - t0
     print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}) into {args.output}: "
           f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}; files {result.stats.summary()}; "

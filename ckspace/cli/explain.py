@@ -48,9 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="select the tests and tiny sets if they are not cached yet, to say whether the kernel is in "
                          "them (seconds, once; `ckspace enumerate --set tests` caches them too)")
     ex.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
-    from .options import add_ck_api_options
+    from .options import add_ck_api_options, add_ck_config_option
 
     add_ck_api_options(ex)
+    add_ck_config_option(ex)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -71,7 +72,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not 0 <= n <= MAX_NEIGHBOURS:
         raise UsageError(f"--neighbours must be between 0 and {MAX_NEIGHBOURS}, not {n}")
     explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets,
-                          catalog=_catalog(args.set_name))
+                          catalog=_catalog(args))
     if batch:
         return _batch(explainer, sys.stdin, args.format, n, args.verbose)
     exp = explainer.explain(args.name, neighbours=n)
@@ -82,10 +83,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0 if exp.valid else 1
 
 
-def _catalog(set_name: str | None) -> str | None:
-    """--set names a catalog; tests and tiny are selections, whose membership every explanation lists anyway."""
+def _catalog(args: argparse.Namespace):
+    """--set names a catalog (or --ck-config gives one); tests and tiny are selections, whose membership every
+    explanation lists anyway."""
     from ..select.sets import SELECTED_SETS
+    from .options import catalog_from_args
 
+    set_name = args.set_name
+    if args.ck_config is not None:
+        return catalog_from_args(args)
     if set_name in SELECTED_SETS:
         raise UsageError(f"explain --set takes a catalog, not the selection {set_name!r}: every explanation says "
                          f"whether the kernel is in {' and '.join(SELECTED_SETS)}")

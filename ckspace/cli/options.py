@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..rules.data import Catalog
     from ..space import Space
 
 
@@ -36,13 +38,46 @@ def add_over_option(p: argparse.ArgumentParser) -> None:
                    help="with --set tests|tiny: the catalog they are selected from (default full; ck-default, ck-rdna)")
 
 
+CK_CONFIG = "ck-config"  # the catalog name of --ck-config's list
+
+
+def add_ck_config_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ck-config", metavar="FILE|DIR",
+                   help="a catalog from CK's dispatcher JSON configs (a file, or a directory of *.json): instead of "
+                        "--set, or as what --set tests|tiny is selected over")
+
+
+def catalog_from_args(args: argparse.Namespace) -> "str | Catalog":
+    """The catalog a command works in: --set (or --over for tests/tiny), or the list of --ck-config. With
+    --ck-config the set's name becomes `ck-config` (a selection stays itself, selected over it)."""
+    from ..rules.data import Catalog
+    from ..select.sets import SELECTED_SETS, catalog_of
+
+    attr = "set" if hasattr(args, "set") else "set_name"
+    set_name = getattr(args, attr, None)
+    path = getattr(args, "ck_config", None)
+    if path is None:
+        return catalog_of(set_name, getattr(args, "over", None))
+    if getattr(args, "over", None):
+        raise UsageError("--ck-config is the catalog: give it or --over, not both")
+    if set_name not in (None, "", "full", CK_CONFIG, *SELECTED_SETS):
+        raise UsageError(f"--ck-config is the catalog: give it or --set {set_name}, not both")
+    from ..rules import ckconfig
+
+    ckconfig.config_files(Path(path))  # a missing path or an empty directory fails before anything is built
+    if set_name not in SELECTED_SETS:
+        setattr(args, attr, CK_CONFIG)
+    return Catalog(CK_CONFIG, (), layout_3d="ndhwgc", doc=f"CK JSON configs from {path}", source=str(path),
+                   configs=str(Path(path).resolve()), user=True)
+
+
 def space_from_args(args: argparse.Namespace) -> "Space":
-    """The Space of --arch, --set/--over (the catalog), --rules/--ck-api, --constraints and --no-cache."""
-    from ..select.sets import catalog_of, set_names
+    """The Space of --arch, --set/--over/--ck-config (the catalog), --rules/--ck-api, --constraints and --no-cache."""
+    from ..select.sets import set_names
     from ..space import Space
 
     set_name = getattr(args, "set", None) or getattr(args, "set_name", None)
-    catalog = catalog_of(set_name, getattr(args, "over", None))
+    catalog = catalog_from_args(args)
     try:
         return Space(arch=args.arch, rules=rules_with_ck_api(args), constraints_dir=args.constraints,
                      use_cache=not args.no_cache, catalog=catalog)

@@ -146,3 +146,31 @@ def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], 
         counts = write_table(iter(rows), console, title)
         console.print(counts_table(counts, counts_title))
     out.flush()
+
+
+MAX_REJECTED_SHOWN = 3
+
+
+def report_rejected(space, out=None) -> None:
+    """A listed catalog's configs that break a fact of the arch (ckspace.solve.listed): left out, and said so on
+    stderr, with a count per rule and a few examples."""
+    import sys
+
+    rejected = getattr(space, "rejected", None)
+    if not rejected:
+        return
+    out = out or sys.stderr
+    by_rule: dict[str, int] = {}
+    for r in rejected:
+        by_rule[r.verdict.rule] = by_rule.get(r.verdict.rule, 0) + 1
+    rules = ", ".join(f"{rule} {n}" for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])))
+    catalog = space.catalog.name
+    many = len(rejected) != 1
+    print(f"ckspace: warning: {catalog}: {len(rejected):,} listed config{'s' if many else ''} break{'' if many else 's'} "
+          f"a fact of {space.arch} and {'are' if many else 'is'} left out ({rules}):", file=out)
+    for r in rejected[:MAX_REJECTED_SHOWN]:
+        print(f"ckspace: warning:   {r.entry.name} ({r.entry.where}): {r.verdict.rule}: {r.verdict.message}",
+              file=out)
+    if len(rejected) > MAX_REJECTED_SHOWN:
+        print(f"ckspace: warning:   ... {len(rejected) - MAX_REJECTED_SHOWN:,} more; `ckspace explain NAME --arch "
+              f"{space.arch}` tells each one's rules", file=out)

@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..select.sets import SELECTED_SETS, check_set
-from .options import add_ck_api_options, add_over_option, space_from_args
+from .options import add_ck_api_options, add_ck_config_option, add_over_option, space_from_args
 
 
 def add_parsers(subparsers) -> None:
@@ -53,6 +53,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     add_ck_api_options(p)
     add_over_option(p)
+    add_ck_config_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,18 +70,37 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
     if args.file and args.set_name:
         raise UsageError("give either a FILE of names or --set, not both")
-    set_name = args.set_name or (None if args.file else "tests")
+    set_name = args.set_name or (None if args.file else ("ck-config" if args.ck_config else "tests"))
     if set_name is not None:
         check_set(set_name)
     if args.stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
-    space = space_from_args(args)
-    names = read_name_file(args.file) if set_name is None else None
-    report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
-                            source="stdin" if args.file == "-" else str(args.file))
+    listed_space = None
+    if set_name is not None and (set_name not in SELECTED_SETS or args.ck_config):
+        # A catalog's coverage is that of its kernels as a list of names, against --over (default full): what
+        # CK's sets cover of the space ckspace's tests and tiny are chosen from.
+        if set_name in SELECTED_SETS:
+            raise UsageError("coverage --set tests|tiny --ck-config: give --over instead (what they cover is "
+                             "measured against the catalog they are selected from)")
+        over = args.over
+        args.over, args.set_name = None, set_name
+        listed_space = space_from_args(args)
+        set_name = args.set_name
+        args.set_name, args.ck_config, args.over = None, None, over
+        space = space_from_args(args)
+        names = [str(c["name"]) for c in listed_space.enumerate()]
+        report = space.coverage(names, objective=args.objective, source=f"set {set_name}")
+    else:
+        space = space_from_args(args)
+        names = read_name_file(args.file) if set_name is None else None
+        report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
+                                source="stdin" if args.file == "-" else str(args.file))
     out = coverage.format_json(report) if args.format == "json" else coverage.format_text(report, 0 if args.all else 40)
     sys.stdout.write(out)
     sys.stdout.flush()
+    from . import output
+
+    output.report_rejected(listed_space or space)
     return 0
 
 
@@ -120,4 +140,5 @@ def cmd_sample(args: argparse.Namespace) -> int:
     title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({len(configs)}) · seed {args.seed}"
     output.write_kernels(fmt, (output.record(c) for c in picked), sys.stdout, space.data.fields,
                          title=title, counts_title="sampled kernels per (variant, ndim, dtype)")
+    output.report_rejected(space)
     return 0

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
-from ..rules.check import domain_verdicts, rule_verdicts
-from ..rules.data import DataSet, load
+from ..rules.check import domain_verdicts, rule_verdicts, violations
+from ..rules.data import Catalog, DataSet, load
 from ..rules.model import Model, curation_families, kind_of_variant, resolve_families
 from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
+from ..solve import listed
 from ..select.sets import SELECTED_SETS, selected_names
 from .result import CatalogNeighbour, Derived, Explanation, Neighbour, Note
 from .spelling import parse
@@ -43,11 +44,14 @@ class Explainer:
 
     def __init__(self, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
                  constraints_dir: str | Path | None = None, data: DataSet | None = None, select_sets: bool = False,
-                 catalog: str | None = None):
+                 catalog: "str | Catalog | None" = None):
         self.constraints_dir = constraints_dir
         self.select_sets = select_sets  # select tests/tiny when they are not cached yet (seconds, once)
         self._set_members: dict[str, frozenset[str] | None] = {}
         self.data = data or load(Path(constraints_dir) if constraints_dir else None)
+        if isinstance(catalog, Catalog):  # a user's list of configs (--ck-config)
+            self.data = replace(self.data, catalogs={**self.data.catalogs, catalog.name: catalog})
+            catalog = catalog.name
         if catalog is not None and catalog not in self.data.catalogs:
             raise UsageError(f"unknown catalog {catalog!r}; catalogs: {', '.join(self.data.catalogs)}")
         self.catalog = self.data.catalogs[catalog].name if catalog else None
@@ -58,6 +62,7 @@ class Explainer:
         self.model = self._model(arch)
         self._search: NeighbourSearch | None = None
         self._catalog_search: dict[str, NeighbourSearch] = {}
+        self._listed: dict[str, frozenset[str]] = {}
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
 
     def _model(self, arch: str) -> Model:
@@ -79,6 +84,9 @@ class Explainer:
         if name is None:
             name = format_name(cfg)
         reasons = domain_verdicts(self.model, cfg) + rule_verdicts(self.model, cfg)
+        unlisted = self._not_listed(cfg)
+        if unlisted is not None:
+            reasons.append(unlisted)
         valid = not any(r.enabled for r in reasons)
         in_full = not any(r.family in self.default_families for r in reasons)
         catalogs = self._catalogs(cfg, reasons)
@@ -94,7 +102,9 @@ class Explainer:
                          for fname, fam in self.data.families.items()},
             arch_facts={k: self.data.archs[self.arch].get(k) for k in ("warp_size", "lds_bytes")},
         )
-        if not valid:
+        if unlisted is not None:  # a list names kernels whatever the arch: no other arch makes it listed
+            exp.family_info[unlisted.family] = {"doc": unlisted.rationale, "default": False, "enabled": True}
+        elif not valid:
             others = [a for a in sorted(self.data.archs) if a != self.arch]
             exp.valid_on = [a for a in others if self._valid_on(a, cfg)]
             if not exp.valid_on and any(r.enabled and r.family == HARDWARE_FAMILY for r in reasons):
@@ -110,9 +120,16 @@ class Explainer:
         if not valid and fixes:
             exp.reasons = [self._with_fix(r, cfg) for r in exp.reasons]
         if not valid and neighbours > 0:
-            found, search = self.searcher().nearest(cfg, neighbours)
-            exp.neighbours = found
-            exp.search = search
+            cat = self.data.catalogs.get(self.catalog) if self.catalog else None
+            if cat is not None and cat.listed:  # the nearest kernels its list names, not the facts' whole space
+                exp.neighbours = [nb for _, nb in self._nearest_listed(cat, cfg, neighbours)]
+                exp.search = {"requested": neighbours, "found": len(exp.neighbours), "arch": self.arch,
+                              "scope": "listed", "strata": [], "text": f"the kernels {cat.name} lists, same variant, "
+                                                                      "ndim and dtype"}
+            else:
+                found, search = self.searcher().nearest(cfg, neighbours)
+                exp.neighbours = found
+                exp.search = search
         return exp
 
     def searcher(self) -> NeighbourSearch:
@@ -129,6 +146,13 @@ class Explainer:
 
         found: dict[str, tuple[tuple, Neighbour, list[str]]] = {}
         for cat in dict.fromkeys(self.data.catalogs.values()):
+            if cat.listed:
+                for key, nb in self._nearest_listed(cat, cfg, n):
+                    if nb.name in found:
+                        found[nb.name][2].append(cat.name)
+                    else:
+                        found[nb.name] = (key, nb, [cat.name])
+                continue
             search = self._catalog_search.get(cat.name)
             if search is None:
                 families = resolve_families(self.data, None, cat.name)
@@ -145,6 +169,34 @@ class Explainer:
         best = sorted(found.values(), key=lambda item: item[0])[:n]
         return [CatalogNeighbour(nb, tuple(cats)) for _, nb, cats in best]
 
+    def _nearest_listed(self, cat: Catalog, cfg: Mapping[str, object], n: int) -> list[tuple[tuple, Neighbour]]:
+        """The n kernels of a listed catalog nearest to `cfg` on this arch (same variant, ndim and dtype; fewest
+        changed fields, then the smaller moves), by looking at each: a list has a few thousand at most."""
+        from .diff import changes_between
+        from .neighbours import distance
+
+        order = [f.name for f in self.model.fields(kind_of_variant(str(cfg.get("variant"))))]
+        facts = resolve_families(self.data, None, cat.name)
+        model = Model(self.data, self.arch, facts) if facts != self.families else self.model
+        scored = []
+        for e in listed.entries(self.data, cat)[0]:
+            other = e.config
+            if any(other.get(k) != cfg.get(k) for k in ("variant", "ndim", "dtype")):
+                continue
+            changes = tuple(c for c in changes_between(cfg, other, order) if c.field != "layout")
+            dist = sum(distance(self.data.fields[c.field], c.after, c.before) for c in changes
+                       if c.field in self.data.fields)
+            scored.append(((len(changes), dist, e.name), e, changes))
+        scored.sort(key=lambda item: item[0])
+        out: list[tuple[tuple, Neighbour]] = []
+        for key, e, changes in scored:
+            if len(out) == n:
+                break
+            if not key[0] or domain_verdicts(model, e.config) or violations(model, e.config):
+                continue  # the kernel itself, or one this arch's facts reject
+            out.append((key, Neighbour(e.name, changes, True, key[1])))
+        return out
+
     # -- pieces -------------------------------------------------------------------------------------------------
     def _catalogs(self, cfg: Mapping[str, object], reasons: Sequence[Verdict]) -> dict[str, bool | None]:
         """Membership in every catalog (constraints/catalogs.toml) under the default rules: the kernel breaks no rule
@@ -152,8 +204,24 @@ class Explainer:
         out: dict[str, bool | None] = {}
         for cat in dict.fromkeys(self.data.catalogs.values()):
             families = resolve_families(self.data, None, cat.name)
-            out[cat.name] = not any(r.family in families for r in reasons)
+            ok = not any(r.family in families for r in reasons)
+            out[cat.name] = ok and (not cat.listed or listed.canonical(cfg) in self._listed_keys(cat))
         return out
+
+    def _listed_keys(self, cat: Catalog) -> frozenset[str]:
+        """The kernels a listed catalog names (whatever arch: the facts of this one are checked apart)."""
+        if cat.name not in self._listed:
+            self._listed[cat.name] = frozenset(listed.canonical(e.config) for e in listed.entries(self.data, cat)[0])
+        return self._listed[cat.name]
+
+    def _not_listed(self, cfg: Mapping[str, object]) -> Verdict | None:
+        """With --set naming a listed catalog: a kernel its list does not name is rejected by that alone."""
+        cat = self.data.catalogs.get(self.catalog) if self.catalog else None
+        if cat is None or not cat.listed or listed.canonical(cfg) in self._listed_keys(cat):
+            return None
+        return Verdict(rule=f"{cat.name}.listed", family=cat.name,
+                       message=f"not one of the {len(self._listed_keys(cat)):,} kernels {cat.name} lists",
+                       fields=(), source=cat.source, rationale=cat.doc, enabled=True)
 
     def _open_ok(self, reasons: Sequence[Verdict]) -> bool:
         """No fact is broken: no rule of a default family that is not a catalog's curation."""
@@ -227,6 +295,11 @@ class Explainer:
                 f"{', '.join(on_fams)}: CK API {needs} cannot build it, it needs CK API {newest}; it is "
                 f"{'valid' if exp.sets['full'] else 'not valid either'} with --ck-api {newest} (the default, "
                 f"or --rules {','.join(f'-{f}' for f in on_fams)})")))
+        elif on and any(f not in fams for f in on_fams):  # a listed catalog's "not listed" (and perhaps facts)
+            facts = [f for f in on_fams if f in fams]
+            notes.append(Note("not-listed", (
+                f"{self.catalog} does not list it" + (f"; it also breaks {', '.join(facts)}" if facts else
+                                                      "; the facts accept it (it is in the open space)"))))
         elif on and set(on_fams) <= curation_families(self.data) and self.catalog not in (None, "full"):
             notes.append(Note("curation-only", (
                 f"the facts accept it: only the curation of the catalog {self.catalog} leaves it out (it is in the "
@@ -248,7 +321,7 @@ class Explainer:
             notes.append(Note("curation-only", (
                 f"the hardware rules accept it: only CK's curation leaves it out (it is in the open space, "
                 f"--rules -{CURATION_FAMILY})")))
-        for fam in dict.fromkeys(r.family for r in off):
+        for fam in dict.fromkeys(r.family for r in off if r.family in fams):
             ids = ", ".join(r.rule for r in off if r.family == fam)
             if fam in api:
                 notes.append(Note("optional-off", (

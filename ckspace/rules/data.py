@@ -122,6 +122,14 @@ class Catalog:
     layout_3d: str = "nhwgc"  # how its 3D GEMM names spell the layout token
     doc: str = ""
     source: str = ""
+    configs: str | None = None  # a list-of-configs catalog: its table under the constraints dir, or a JSON path
+    config_set: str | None = None  # the part of the table it lists (the files whose `set` is this), None: all
+    user: bool = False  # given on the command line (--ck-config), not in catalogs.toml
+
+    @property
+    def listed(self) -> bool:
+        """Its kernels are a list of configs (checked against the facts), not curation rules."""
+        return self.configs is not None
 
 
 @dataclass
@@ -226,8 +234,13 @@ def _load_catalogs(root: Path, families: Mapping[str, Family]) -> dict[str, Cata
         for fam in spec["families"]:
             if fam not in families:
                 raise DataError(f"catalogs.toml: catalog.{name}.families: unknown family {fam!r}")
+        if not spec["families"] and "configs" not in spec:
+            raise DataError(f"catalogs.toml: catalog.{name}: give its curation families or its configs")
+        if "configs" in spec and not (root / spec["configs"]).is_file():
+            raise DataError(f"catalogs.toml: catalog.{name}.configs: no file {spec['configs']}")
         cat = Catalog(name, tuple(spec["families"]), tuple(spec.get("aliases", ())), spec.get("layout_3d", "nhwgc"),
-                      " ".join(spec.get("doc", "").split()), spec.get("source", ""))
+                      " ".join(spec.get("doc", "").split()), spec.get("source", ""), spec.get("configs"),
+                      spec.get("config_set"))
         for key in (name, *cat.aliases):
             if key in out:
                 raise DataError(f"catalogs.toml: catalog.{name}: the name {key!r} is used twice")

@@ -103,9 +103,24 @@ FIELDS_FILE = Table({
 FAMILIES_FILE = Table({"family": Table(extra=Table({"default": Bool(), "doc": TEXT}), key=NAME)})
 
 # ---- catalogs.toml: CK's rule sets as named curation on top of the facts --------------------------------------------
-CATALOG = Table({"families": ListOf(NAME, min_len=1), "aliases": ListOf(NAME), "layout_3d": Str(choices=("nhwgc", "ndhwgc")),
-                 "doc": TEXT, "source": TEXT}, required=("families",))
+# A catalog is curation families (rules and tables), or a list of configs: `configs` names a stored table of CK
+# JSON configs under catalogs/ (and `config_set` the part of it, e.g. profiler); its `families` may then be empty.
+CATALOG = Table({"families": ListOf(NAME), "aliases": ListOf(NAME), "layout_3d": Str(choices=("nhwgc", "ndhwgc")),
+                 "doc": TEXT, "source": TEXT,
+                 "configs": Str(pattern=r"catalogs/[A-Za-z0-9_.-]+\.toml", what="a file catalogs/NAME.toml"),
+                 "config_set": NAME}, required=("families",))
 CATALOGS_FILE = Table({"catalog": Table(extra=CATALOG, key=NAME)}, required=("catalog",))
+
+# ---- catalogs/*.toml: CK's JSON configs as tables (scripts/import_ck_configs.py writes them) -----------------------
+CONFIG_ROW_VALUE = OneOf((Int(), Str(), Bool()), what="an integer, a string or true/false")
+CONFIG_FILE_TABLE = Table({
+    "path": TEXT, "set": NAME, "variant": NAME, "ndim_spatial": Int(1, 3), "layout": NAME, "datatype": NAME,
+    "columns": ListOf(IDENT, min_len=1), "rows": ListOf(ListOf(CONFIG_ROW_VALUE)),
+}, required=("path", "variant", "ndim_spatial", "layout", "datatype", "columns", "rows"))
+CONFIG_TABLES_FILE = Table({
+    "source": Table({"repo": TEXT, "commit": TEXT, "path": TEXT, "files": Int(0), "entries": Int(0)}),
+    "file": ListOf(CONFIG_FILE_TABLE),
+}, required=("file",))
 
 # ---- archs/*.toml -------------------------------------------------------------------------------------------------
 # Rules read any fact as `arch.NAME`, so an arch file may hold facts of its own beside the ones the engine reads.
@@ -216,6 +231,8 @@ def schema_for(rel: str) -> Spec:
         return FAMILIES_FILE
     if rel == "catalogs.toml":
         return CATALOGS_FILE
+    if top == "catalogs":
+        return CONFIG_TABLES_FILE
     if top == "archs":
         return ARCH_FILE
     if top == "rules":

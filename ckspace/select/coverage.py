@@ -62,6 +62,19 @@ class ItemIndex:
                 mine.append(i)
             self.of_kernel.append(mine)
         self.index = {str(cfg["name"]): k for k, cfg in enumerate(configs)}
+        self._ids, self._value_fns, self._scope_at, self._goals = ids, value_fns, scope_at, goals
+
+    def items_of(self, cfg: Mapping[str, object]) -> list[int]:
+        """The items a kernel outside the universe covers: those it shares with the universe's kernels (CK's
+        configs with the MFMA's own k cover full's tiles, waves, pipelines... but not full's warp tiles)."""
+        vals = [fn(cfg) for fn in self._value_fns]
+        scope = tuple(vals[j] if vals[j] is not None else "-" for j in self._scope_at)
+        out = []
+        for gi, (_, where) in enumerate(self._goals):
+            i = self._ids.get((scope, gi, tuple([vals[j] for j in where])))
+            if i is not None:
+                out.append(i)
+        return out
 
     def covered(self, chosen: Iterable[int]) -> set[int]:
         out: set[int] = set()
@@ -107,6 +120,7 @@ class Report:
     goals: list[GoalCoverage]
     scopes: list[ScopeCoverage]
     selection: dict[str, object] | None = None
+    counted_outside: int = 0  # names not in full that are kernels of the open space: their shared items count
 
     @property
     def covered(self) -> int:
@@ -124,6 +138,7 @@ class Report:
             "objective": {"name": obj.name, "path": str(obj.path), "scope": list(obj.scope)},
             "selection": self.selection,
             "names": {"read": self.names_read, "in_full": self.in_universe + len(self.outside_strata),
+                      "outside_full_counted": self.counted_outside,
                       "in_objective_strata": self.in_universe, "duplicates": self.duplicates,
                       "not_in_full": [{"name": n, "why": w} for n, w in self.not_in_full],
                       "outside_strata": self.outside_strata},
@@ -143,11 +158,12 @@ class Report:
 
 
 def build_report(index: ItemIndex, arch: str, source: str, names: Sequence[str], full_names: Mapping[str, object],
-                 explain=None, selection: dict[str, object] | None = None) -> Report:
+                 explain=None, selection: dict[str, object] | None = None, real=None) -> Report:
     """Coverage of the kernels `names` (any list, duplicates and foreign names allowed) against `index`.
 
     `full_names` is every name of the arch's `full` set (the universe may be a part of it); `explain(name)` says
-    why a name outside `full` is not in it.
+    why a name outside `full` is not in it; `real(name)` gives the config of a name outside `full` that is a kernel of
+    the open space on the arch (None otherwise): its items count as covered.
     """
     obj = index.objective
     seen: set[str] = set()
@@ -155,6 +171,7 @@ def build_report(index: ItemIndex, arch: str, source: str, names: Sequence[str],
     chosen: list[int] = []
     missing: list[tuple[str, str]] = []
     outside: list[str] = []
+    foreign: list[Mapping[str, object]] = []
     for name in names:
         if name in seen:
             dups.append(name)
@@ -167,7 +184,12 @@ def build_report(index: ItemIndex, arch: str, source: str, names: Sequence[str],
             outside.append(name)
         else:
             missing.append((name, explain(name) if explain else "not in full"))
+            cfg = real(name) if real else None
+            if cfg is not None:
+                foreign.append(cfg)
     covered = index.covered(chosen)
+    for cfg in foreign:
+        covered.update(index.items_of(cfg))
 
     goals = {g: GoalCoverage(g) for g in obj.goals}
     scopes: dict[tuple[str, ...], ScopeCoverage] = {}
@@ -198,7 +220,7 @@ def build_report(index: ItemIndex, arch: str, source: str, names: Sequence[str],
             scopes[scope].kernels += 1
     return Report(arch, obj, source, len(names), len(chosen), len(index.configs), dups, missing, outside,
                   list(goals.values()), [scopes[s] for s in sorted(scopes, key=lambda s: tuple(map(natural_key, s)))],
-                  selection)
+                  selection, len(foreign))
 
 
 def kernel_scope(obj: Objective, cfg: Mapping[str, object]) -> tuple[str, ...]:
@@ -225,6 +247,8 @@ def format_text(report: Report, max_items: int = 40) -> str:
     lines.append(f"names: {report.names_read} read, {in_full} in full"
                  + (f" ({len(report.outside_strata)} outside the objective's strata)" if report.outside_strata else "")
                  + f", {len(report.not_in_full)} not in full"
+                 + (f" ({report.counted_outside} of them kernels of the open space: their items count)"
+                    if report.counted_outside else "")
                  + (f", {len(report.duplicates)} duplicates" if report.duplicates else ""))
     lines.append(f"covered: {report.covered}/{report.total} items ({_pct(report.covered, report.total).strip()})")
     lines.append("")

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ..errors import CkspaceError, UsageError
+from ..rules.names import parse_name
 from . import objectives
 from . import coverage
 from .selection import UNIVERSE_LIMIT, Selection, cached_names, read_names, select, universe
@@ -144,9 +145,52 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
         stats = sel.stats
         source = f"set {set_name}" + (f" (objective {objective.label()})" if objective_path else "")
     assert names is not None
+    names = respelt(names, full_names)
     index = coverage.ItemIndex(objective, universe(space, objective))
     return coverage.build_report(index, space.arch, source, names, full_names,
-                                 explain=lambda n: first_reason(space.model, n), selection=stats)
+                                 explain=lambda n: first_reason(space.model, n), selection=stats,
+                                 real=lambda n: open_space_config(space, n))
+
+
+def open_space_config(space: "KernelSpace", name: str) -> dict[str, object] | None:
+    """The config of a name that is a kernel of the open space on the space's arch (no fact broken), else None."""
+    from ..rules.check import domain_verdicts, violations
+    from ..rules.model import Model, curation_families
+
+    try:
+        cfg = parse_name(name)
+    except CkspaceError:
+        return None
+    facts = frozenset(space.families) - curation_families(space.data)
+    key = (space.data.digest, space.arch, facts)
+    model = _open_models.get(key)
+    if model is None:
+        model = _open_models[key] = Model(space.data, space.arch, facts)
+    if domain_verdicts(model, cfg) or violations(model, cfg):
+        return None
+    return cfg
+
+
+_open_models: dict[tuple, object] = {}  # per data, arch and facts: a batch of names builds one model
+
+
+def respelt(names: list[str], full_names: Mapping[str, object]) -> list[str]:
+    """The names, each in the universe's spelling where it names one of its kernels in another (a 3D `ndhwgc`
+    name of CK's configs is full's `nhwgc` kernel)."""
+    from ..solve.listed import canonical
+
+    by_kernel = {}
+    for name, cfg in full_names.items():
+        by_kernel[canonical(cfg)] = name
+    out = []
+    for name in names:
+        if name not in full_names:
+            try:
+                name = by_kernel.get(canonical({**parse_name(name), "name": name}), name)
+            except CkspaceError:
+                pass  # a malformed name stays as it is: the report says why it is not in full
+        out.append(name)
+    return out
 
 
 def read_name_file(path: str | Path) -> list[str]:

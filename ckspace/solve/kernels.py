@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Collection, Iterable, Iterator, Sequence
 
 from .. import cache
+from . import listed
 from ..errors import UsageError
 from ..rules import data as D
 from ..rules import expr as E
@@ -62,9 +64,13 @@ class KernelSpace:
     """The kernel-instance space of one arch under a choice of rule families: enumerate and count."""
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full"):
+                 constraints_dir: str | Path | None = None, use_cache: bool = True,
+                 catalog: "str | D.Catalog" = "full"):
         started = time.perf_counter()
         self.data = D.load(Path(constraints_dir) if constraints_dir else None)
+        if isinstance(catalog, D.Catalog):  # a user's list of configs (--ck-config): known to this space only
+            self.data = dataclasses.replace(self.data, catalogs={**self.data.catalogs, catalog.name: catalog})
+            catalog = catalog.name
         if catalog not in self.data.catalogs:
             raise UsageError(f"unknown catalog {catalog!r}; catalogs: {', '.join(sorted(self.data.catalogs))}")
         self.catalog = self.data.catalogs[catalog]
@@ -76,13 +82,16 @@ class KernelSpace:
         self.arch = arch
         self.use_cache = use_cache
         self.timings = Timings(load=time.perf_counter() - started)
+        self.rejected: list[listed.Rejected] = []  # listed configs that break a fact (for the commands to report)
 
     def over(self, catalog: str) -> "KernelSpace":
         """The same arch, rules and data over another catalog (this space when it is the same)."""
         if self.data.catalogs.get(catalog) == self.catalog:
             return self
-        return KernelSpace(arch=self.arch, rules=self.rules_spec, constraints_dir=self.constraints_dir,
-                           use_cache=self.use_cache, catalog=catalog)
+        other = KernelSpace(arch=self.arch, rules=self.rules_spec, constraints_dir=self.constraints_dir,
+                            use_cache=self.use_cache, catalog=self.data.catalogs.get(catalog, catalog))
+        other.rejected = self.rejected  # one report for the command, whichever space listed the configs
+        return other
 
     # -- selection ------------------------------------------------------------------------------------------------
     def strata(self, *, variant=None, ndim=None, dtype=None) -> list[Stratum]:
@@ -126,6 +135,12 @@ class KernelSpace:
         """Every valid kernel config, sorted by name, as dicts of field values (plus `name`)."""
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
+        if self.catalog.listed:  # a list of configs: checked, not solved (fast; no cache needed)
+            t0 = time.perf_counter()
+            found = list(listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()))
+            self.timings.solve += time.perf_counter() - t0
+            yield from found
+            return
         digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
             columns = self._columns(strata)
@@ -149,6 +164,12 @@ class KernelSpace:
         """Kernels per (variant, ndim, dtype), counted by multiplying independent components."""
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
+        if self.catalog.listed:
+            counts = dict.fromkeys(strata, 0)
+            by_key = {(s.variant, s.ndim, s.dtype): s for s in strata}
+            for cfg in listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()):
+                counts[by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]] += 1
+            return counts
         digest = cache.key("count", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
             hit = cache.load("count", digest, lambda payload: _is_counts(payload, strata))
@@ -172,6 +193,11 @@ class KernelSpace:
         if self.use_cache:
             cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
+
+    def _rejects(self) -> list["listed.Rejected"]:
+        """Where this listing's rejected configs go: a fresh report per listing (the same listing twice is one)."""
+        self.rejected.clear()
+        return self.rejected
 
     def _columns(self, strata: Sequence[Stratum]) -> set[frozenset[str]]:
         """The columns a kernel of these strata has: the fields of its kind, and its name."""

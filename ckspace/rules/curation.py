@@ -99,7 +99,8 @@ class CkCuration:
         names = waves.get("override", {}).get(variant, {}).get(tile) or waves["base"].get(tile) or ["SINGLE"]
         return [tuple(waves["strategies"][n]) for n in names]  # type: ignore[misc]
 
-    def _warp_candidates(self, variant: str, tile: str, wave: tuple[int, int, int]) -> list[tuple[int, int]]:
+    def warp_candidates(self, variant: str, tile: str, wave: tuple[int, int, int]) -> list[tuple[int, int]]:
+        """The curated warp (m, n) candidates of a (variant, tile, wave) in CK's order, before any filter (spec 3.4)."""
         for exc in self.raw["warp_tiles"].get("exception", []):
             if exc["variant"] == variant and exc["tile"] == tile and tuple(exc["wave"]) == wave:
                 return [tuple(mn) for mn in exc["warp_mn"]]  # type: ignore[misc]
@@ -124,7 +125,7 @@ class CkCuration:
         gate = set(self._tile_math_pairs((tm, tn, tk), dtype))
         kept = []
         for wave in self.wave_strategies(variant, tile):
-            for mn in self._warp_candidates(variant, tile, wave):
+            for mn in self.warp_candidates(variant, tile, wave):
                 if mn in excluded or mn not in arch_mn:
                     continue
                 if tm % (wave[0] * mn[0]) or tn % (wave[1] * mn[1]):

@@ -197,9 +197,17 @@ CK_DEPTHWISE = Table({
     "columns": ListOf(IDENT, 1, unique=True),
     "rows": ListOf(ListOf(SCALAR, what="a row: a list of integers, strings or true/false")),
 }, required=("columns", "rows"), checks=(rows_match(),))
+# CK's generation order (spec 3.1), read by ckspace.select.ckorder for CK's full-tests and tiny procedures
+CK_ORDER = Table({
+    "variants": ListOf(NAME, 1, unique=True),
+    "ndims": ListOf(Int(1, 3), 1, unique=True),
+    "dtypes": ListOf(NAME, 1, unique=True),
+    "specializations": ListOf(Str(choices=("default", *SPECIALIZATIONS)), 1, unique=True),
+    "depthwise_after": NAME,
+}, required=("variants", "ndims", "dtypes", "specializations", "depthwise_after"))
 CK_TABLES: Mapping[str, Spec] = {
     "tiles": CK_TILES, "waves": CK_WAVES, "warp_tiles": CK_WARP_TILES, "vectors": CK_VECTORS,
-    "pipelines": CK_PIPELINES, "features": CK_FEATURES, "depthwise": CK_DEPTHWISE,
+    "pipelines": CK_PIPELINES, "features": CK_FEATURES, "depthwise": CK_DEPTHWISE, "order": CK_ORDER,
 }
 
 # ---- rules/*.toml -------------------------------------------------------------------------------------------------

@@ -1,0 +1,144 @@
+"""CK's generation order of `full` and its `full-tests` / `tiny` procedures (spec 3.1, 5, 6) over ckspace's `full`.
+
+Expected values come from the spec's figures or from the independent oracle (tests/reference: ck_full generates CK's
+`full` in CK's order with CK's loops; ck_subsets applies CK's procedures), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from ckspace import Space
+from ckspace.errors import DataError, UsageError
+from ckspace.rules import data as D
+from ckspace.select.ckorder import CkOrder, ck_sorted
+from ckspace.select.ckprocedures import ck_full_tests, ck_subset, ck_tiny
+from conftest import full_set
+
+try:  # tests/ is not a package: pytest puts tests/ itself on sys.path (rootdir-relative import as a fallback)
+    from reference import ck_full, ck_subsets
+    from reference.ck_common import warp_tiles, wave_combos
+except ImportError:  # pragma: no cover
+    from tests.reference import ck_full, ck_subsets  # type: ignore[no-redef]
+    from tests.reference.ck_common import warp_tiles, wave_combos  # type: ignore[no-redef]
+
+Config = dict[str, Any]
+SAME = ("gfx942", "gfx950")  # ckspace's full and CK's have the same names there (spec 11)
+FALLBACK = ("gfx90a", "gfx1201")  # CK's fallback path yields kernels that break hardware facts (spec 11, 12)
+
+# Spec 6: tiny per category on gfx942/gfx950.
+TINY_SPLIT = {"regular": 6, "split_image": 6, "merged_groups": 6, "depthwise": 3, "explicit_gemm": 4, "two_stage": 4,
+              "streamk": 6}
+
+# Figures computed by the oracle (ck_subsets over ck_full), for the README: CK's procedure over CK's own list, and
+# over the list ckspace calls `full` (CK's list without the kernels that break a hardware fact, in CK's order).
+# gfx90a: the fallback's 4x64/64x4 warp tiles and six half 16x16x8 ones are no MFMA of the arch, so 2,610 kernels go
+# and the every-fifth ranks shift. gfx1201: its only WMMA tile is 16x16x16 and CK builds 16x16x32, so no GEMM kernel
+# stays; only the 60 depthwise ones do, three (category, ndim) groups, so tiny's round-robin fill runs (to 10).
+FIGURES = {
+    "gfx90a": {"ck": (13_188, 2_634, 35), "ckspace": (10_578, 2_108, 35)},
+    "gfx1201": {"ck": (6_856, 1_368, 23), "ckspace": (60, 12, 10)},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_full(arch: str) -> tuple[Config, ...]:
+    return tuple(ck_full.full_configs(arch))
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_full_tests(arch: str) -> tuple[Config, ...]:
+    return tuple(ck_subsets.full_tests(list(oracle_full(arch))))
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_tiny(arch: str) -> tuple[Config, ...]:
+    return tuple(ck_subsets.tiny(list(oracle_full_tests(arch))))
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_hardware_full(arch: str) -> tuple[Config, ...]:
+    """CK's list without the GEMM kernels whose warp tile (m, n, k) or wave layout the arch lacks (spec 11's policy),
+    computed with the oracle's own arch tables."""
+    return tuple(c for c in oracle_full(arch) if c["kind"] == "depthwise" or (
+        (c["warp_tile_m"], c["warp_tile_n"], c["warp_tile_k"]) in warp_tiles(arch, c["dtype"])
+        and (c["wave_m"], c["wave_n"], c["wave_k"]) in (wave_combos(arch) or ())))
+
+
+@functools.lru_cache(maxsize=1)
+def data() -> D.DataSet:
+    return D.load()
+
+
+@functools.lru_cache(maxsize=None)
+def ck_ordered(arch: str) -> tuple[Config, ...]:
+    return tuple(ck_sorted(list(full_set(arch)), data(), arch))
+
+
+def names(configs: Any) -> list[str]:
+    return [str(c["name"]) for c in configs]
+
+
+@pytest.mark.parametrize("arch", SAME)
+def test_ck_order_of_full_is_the_oracles_generation_order(arch: str) -> None:
+    assert names(ck_ordered(arch)) == names(oracle_full(arch))
+
+
+@pytest.mark.parametrize("arch", FALLBACK)
+def test_ck_order_on_fallback_archs_is_the_oracles_order_of_the_same_kernels(arch: str) -> None:
+    """The fallback pairs of gfx90a follow tile_math's order; ckspace's full is CK's without the hardware breaks."""
+    assert names(ck_ordered(arch)) == names(oracle_hardware_full(arch))
+
+
+@pytest.mark.parametrize("arch", SAME)
+def test_full_tests_and_tiny_are_the_oracles(arch: str) -> None:
+    full_tests = ck_full_tests(list(ck_ordered(arch)))
+    tiny = ck_tiny(full_tests)
+    assert (len(full_tests), len(tiny)) == (2_805, 35)  # spec 5 and 6
+    assert Counter(ck_subsets.category(c).split(":")[0] for c in oracle_tiny(arch)) == TINY_SPLIT
+    assert Counter(c["variant"] for c in tiny)["bwd_data"] == 0  # spec 6: tiny never holds a bwd_data kernel
+    assert names(full_tests) == names(oracle_full_tests(arch))
+    assert names(tiny) == names(oracle_tiny(arch))
+
+
+@pytest.mark.parametrize("arch", FALLBACK)
+def test_procedures_on_fallback_archs(arch: str) -> None:
+    ck = oracle_full(arch)
+    ck_tests = ck_subsets.full_tests(list(ck))
+    assert (len(ck), len(ck_tests), len(ck_subsets.tiny(ck_tests))) == FIGURES[arch]["ck"]
+    hw = oracle_hardware_full(arch)
+    hw_tests = ck_subsets.full_tests(list(hw))
+    hw_tiny = ck_subsets.tiny(hw_tests)
+    assert (len(hw), len(hw_tests), len(hw_tiny)) == FIGURES[arch]["ckspace"]
+    full_tests = ck_full_tests(list(ck_ordered(arch)))
+    assert names(full_tests) == names(hw_tests)
+    assert names(ck_tiny(full_tests)) == names(hw_tiny)
+
+
+def test_ck_subset_gfx950() -> None:
+    space = Space(arch="gfx950")
+    assert names(ck_subset(space, "ck-tiny")) == names(oracle_tiny("gfx950"))
+    assert names(ck_subset(space, "ck-full-tests")) == names(oracle_full_tests("gfx950"))
+
+
+def test_ck_subset_refuses_what_it_cannot_do() -> None:
+    with pytest.raises(UsageError, match="ck-full-tests, ck-tiny"):
+        ck_subset(Space(arch="gfx950"), "tiny")
+    with pytest.raises(UsageError, match="full catalog"):
+        ck_subset(Space(arch="gfx950", catalog="ck-default"), "ck-tiny")
+
+
+def test_a_config_outside_cks_generation_has_no_place() -> None:
+    order = CkOrder(data(), "gfx950")
+    config = dict(ck_ordered("gfx950")[0])
+    assert order.key(config) < order.key(dict(ck_ordered("gfx950")[1]))
+    with pytest.raises(DataError, match="is in no block"):
+        order.key({**config, "tile_m": 96})
+    with pytest.raises(DataError, match="not in CK's generation order"):
+        order.key({**config, "dtype": "fp8"})
+    with pytest.raises(DataError, match="neither a curated choice"):
+        order.key({**config, "warp_tile_m": 4, "warp_tile_n": 4})

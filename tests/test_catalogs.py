@@ -143,6 +143,7 @@ def test_set_options(capsys) -> None:
     rows = capsys.readouterr().out.strip().splitlines()[1:]
     assert sum(int(r.rsplit(",", 1)[1]) for r in rows) == 352
     assert main(["enumerate", "--arch", "gfx950", "--set", "ck-nope"]) == 2
-    assert "choices: full, ck-full, ck-default, ck-rdna, tests, tiny" in capsys.readouterr().err
+    assert ("choices: full, ck-full, ck-default, ck-rdna, ck-profiler, ck-tests, tests, tiny, ck-full-tests, ck-tiny"
+            in capsys.readouterr().err)
     assert main(["enumerate", "--arch", "gfx950", "--set", "ck-default", "--over", "full"]) == 2
     assert "--over applies to" in capsys.readouterr().err

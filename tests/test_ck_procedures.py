@@ -142,3 +142,36 @@ def test_a_config_outside_cks_generation_has_no_place() -> None:
         order.key({**config, "dtype": "fp8"})
     with pytest.raises(DataError, match="neither a curated choice"):
         order.key({**config, "warp_tile_m": 4, "warp_tile_n": 4})
+
+
+# -- the sets on the command line ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("set_name, oracle", [("ck-full-tests", oracle_full_tests), ("ck-tiny", oracle_tiny)])
+def test_the_sets_on_the_command_line_are_the_oracles(capsys, set_name, oracle):
+    from ckspace.cli import main
+
+    assert main(["enumerate", "--arch", "gfx950", "--set", set_name, "--format", "names"]) == 0
+    assert capsys.readouterr().out.split() == sorted(c["name"] for c in oracle("gfx950"))
+    assert main(["enumerate", "--arch", "gfx942", "--set", set_name, "--count", "--format", "json",
+                 "--variant", "bwd_weight"]) == 0
+    import json
+
+    want = sum(1 for c in oracle("gfx942") if c["variant"] == "bwd_weight")
+    assert json.loads(capsys.readouterr().out)["total"] == want
+
+
+def test_coverage_sample_and_explain_know_cks_procedures(capsys):
+    import json
+
+    from ckspace.cli import main
+
+    tiny = sorted(c["name"] for c in oracle_tiny("gfx950"))
+    assert main(["coverage", "--arch", "gfx950", "--set", "ck-full-tests", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["names"]["read"] == 2805
+    assert main(["sample", "--arch", "gfx950", "--set", "ck-tiny", "-n", "3"]) == 0
+    assert set(capsys.readouterr().out.split()) <= set(tiny)
+    assert main(["explain", tiny[0], "--format", "json"]) == 0
+    sets = json.loads(capsys.readouterr().out)["sets"]
+    assert sets["ck-tiny"] is True and sets["ck-full-tests"] is True
+    assert main(["enumerate", "--arch", "gfx950", "--set", "ck-tiny", "--over", "ck-default"]) == 2
+    assert main(["explain", tiny[0], "--set", "ck-tiny"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 2

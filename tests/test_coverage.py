@@ -122,3 +122,33 @@ def test_the_ckspace_command_line_runs_coverage(tmp_path: Path, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["covered"] == 86
     assert cli.main(["coverage", "--set", "nope", "--arch", "gfx950"]) == 2
     assert capsys.readouterr().err.startswith("ckspace: error: unknown set 'nope'")
+
+
+def test_the_readme_coverage_table_of_cks_sets() -> None:
+    # Each row of the README's table, recomputed with the independent oracle: CK's lists from tests/reference
+    # (ck_full's procedures, ck_configs' reading of the JSON files), items from selection_oracle.
+    try:
+        from reference import ck_configs
+    except ImportError:  # pragma: no cover
+        from tests.reference import ck_configs  # type: ignore[no-redef]
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = {}
+    for line in readme[readme.index("| set | kernels | in `full` |"):].split("\n\n")[0].splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].split("`")[1]] = (int(cells[1].replace(",", "")), float(cells[3][:-1]), float(cells[4][:-1]))
+    full = O.full()
+    full_names = {k["name"] for k in full}
+    ft, tiny = O.ck_lists()
+    shipped = {s: list(dict.fromkeys(n for p in ck_configs.files(s) for n in ck_configs.names(p)))
+               for s in ("profiler", "tests")}
+    lists = {"ck-full-tests": ft, "ck-tiny": tiny, "ck-profiler": shipped["profiler"], "ck-tests": shipped["tests"]}
+    for set_name, names in lists.items():
+        in_full = [n.replace("_ndhwgc_3d_", "_nhwgc_3d_") for n in names]
+        inside = [n for n in in_full if n in full_names]
+        foreign = [{**parse_name(n), "name": n} for n in in_full if n not in full_names]  # all real kernels (test_ck_config_names)
+        size, tests_pct, tiny_pct = rows[set_name]
+        assert size == len(names), set_name
+        for objective, pct in (("tests", tests_pct), ("tiny", tiny_pct)):
+            counts = O.count(full, inside, O.objective_spec(objective), foreign)
+            covered, total = sum(c for c, _ in counts.values()), sum(t for _, t in counts.values())
+            assert round(100 * covered / total, 1) == pct, (set_name, objective)

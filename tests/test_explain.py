@@ -375,6 +375,14 @@ def ck_lists(name: str) -> dict[str, bool]:
             for cat, part in (("ck-profiler", "profiler"), ("ck-tests", "tests"))}
 
 
+def ck_subsets(name: str, arch: str = "gfx950") -> dict[str, bool]:
+    """Membership in CK's full-tests and tiny, from the independent re-implementation of CK's procedures."""
+    import selection_oracle as O
+
+    full_tests, tiny = O.ck_lists(arch)
+    return {"ck-full-tests": name in full_tests, "ck-tiny": name in tiny}
+
+
 def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -> None:
     from ckspace.select import selection
     from ckspace.select.sets import selected_names
@@ -384,10 +392,10 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
     exp = Explainer("gfx950").explain(VALID)
     # neither name is in CK's shipped configs (tests/reference/ck_configs.py reads none of them)
     assert exp.sets == {"full": True, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False,
-                        "tests": None, "tiny": None}  # nothing selected on this machine yet
+                        **ck_subsets(VALID), "tests": None, "tiny": None}  # nothing selected on this machine yet
     assert Explainer("gfx950").explain(TILE_96, neighbours=0, fixes=False).sets == {
         "full": False, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False, "tests": False,
-        "tiny": False}  # the sets are subsets of full
+        "tiny": False, "ck-full-tests": False, "ck-tiny": False}  # the sets are subsets of full
     code, out, _ = cli("enumerate", "--arch", "gfx950", "--set", "tiny", "--format", "names")
     tiny = out.split()
     assert code == 0 and len(tiny) == 22  # README: tiny has 22 kernels on gfx950
@@ -396,10 +404,10 @@ def test_set_membership_comes_from_the_cached_selection(tmp_path, monkeypatch) -
     ex = Explainer("gfx950")
     outside = next(k["name"] for k in full_set("gfx950") if k["name"] not in set(tiny))
     assert ex.explain(outside).sets == {"full": True, "ck-default": False, "ck-rdna": False, **ck_lists(outside),
-                                        "tests": None, "tiny": False}
+                                        "tests": None, "tiny": False, **ck_subsets(outside)}
     for name in tiny[::5]:
         assert ex.explain(name).sets == {"full": True, "ck-default": False, "ck-rdna": False, **ck_lists(name),
-                                         "tests": None, "tiny": True}, name
+                                         "tests": None, "tiny": True, **ck_subsets(name)}, name
     code, out, _ = cli("explain", tiny[0], "--format", "json")
     assert code == 0 and json.loads(out)["sets"]["tiny"] is True
     # --select-sets selects a missing set (and caches it): the same set as enumerate's, selected again from scratch.
@@ -498,7 +506,7 @@ def test_json_follows_the_documented_schema() -> None:
     assert data["schema_version"] == SCHEMA_VERSION == 1
     assert set(data) == docs["Result object"]
     assert data["status"] == "rejected" and data["arch"] == "gfx950" and data["kind"] == "gemm"
-    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False, "tests": False, "tiny": False}
+    assert data["fields"]["tile_m"] == 96 and data["sets"] == {"full": False, "ck-default": False, "ck-rdna": False, "ck-profiler": False, "ck-tests": False, "tests": False, "tiny": False, "ck-full-tests": False, "ck-tiny": False}
     for v in data["violations"]:
         assert set(v) == docs["violation"]
         assert isinstance(v["enabled"], bool) and isinstance(v["fields"], list)

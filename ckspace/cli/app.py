@@ -195,7 +195,7 @@ def _console(stderr: bool = False):
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from . import output
-    from ..select.sets import SELECTED_SETS, check_set
+    from ..select.sets import check_set, is_selection
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
     imported = time.perf_counter()
@@ -204,7 +204,7 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
     selected = None
-    if args.set in SELECTED_SETS or args.objective or args.stable_from:
+    if is_selection(args.set) or args.objective or args.stable_from:
         selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
                                 variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.count:

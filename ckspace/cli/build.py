@@ -97,12 +97,12 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
 
     rules = ckapi.combine_rules(args.rules, rev)
     t0 = time.perf_counter()
-    from ..select.sets import SELECTED_SETS
+    from ..select.sets import is_selection
     from .options import catalog_from_args
 
     space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache,
                   catalog=catalog_from_args(args))
-    if args.set not in SELECTED_SETS:  # count before listing: the open space would never finish
+    if not is_selection(args.set):  # count before listing: the open space would never finish
         total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
         if total > args.max_kernels:
             raise UsageError(f"the selection has {total:,} kernels, more than --max-kernels {args.max_kernels:,}; "

@@ -86,15 +86,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _catalog(args: argparse.Namespace):
     """--set names a catalog (or --ck-config gives one); tests and tiny are selections, whose membership every
     explanation lists anyway."""
-    from ..select.sets import SELECTED_SETS
+    from ..select.sets import CK_PROCEDURES, SELECTED_SETS
     from .options import catalog_from_args
 
     set_name = args.set_name
     if args.ck_config is not None:
         return catalog_from_args(args)
-    if set_name in SELECTED_SETS:
+    if set_name in SELECTED_SETS or set_name in CK_PROCEDURES:
         raise UsageError(f"explain --set takes a catalog, not the selection {set_name!r}: every explanation says "
-                         f"whether the kernel is in {' and '.join(SELECTED_SETS)}")
+                         f"whether the kernel is in {', '.join((*SELECTED_SETS, *CK_PROCEDURES))}")
     return set_name
 
 

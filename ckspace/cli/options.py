@@ -51,7 +51,7 @@ def catalog_from_args(args: argparse.Namespace) -> "str | Catalog":
     """The catalog a command works in: --set (or --over for tests/tiny), or the list of --ck-config. With
     --ck-config the set's name becomes `ck-config` (a selection stays itself, selected over it)."""
     from ..rules.data import Catalog
-    from ..select.sets import SELECTED_SETS, catalog_of
+    from ..select.sets import CK_PROCEDURES, SELECTED_SETS, catalog_of
 
     attr = "set" if hasattr(args, "set") else "set_name"
     set_name = getattr(args, attr, None)
@@ -60,6 +60,8 @@ def catalog_from_args(args: argparse.Namespace) -> "str | Catalog":
         return catalog_of(set_name, getattr(args, "over", None))
     if getattr(args, "over", None):
         raise UsageError("--ck-config is the catalog: give it or --over, not both")
+    if set_name in CK_PROCEDURES:
+        raise UsageError(f"{set_name} is CK's procedure over its full rule set; --ck-config does not apply")
     if set_name not in (None, "", "full", CK_CONFIG, *SELECTED_SETS):
         raise UsageError(f"--ck-config is the catalog: give it or --set {set_name}, not both")
     from ..rules import ckconfig
@@ -88,5 +90,5 @@ def space_from_args(args: argparse.Namespace) -> "Space":
         from pathlib import Path
 
         names = list(load(Path(args.constraints) if args.constraints else None).catalogs)
-        what = "--over" if set_name in (None, "tests", "tiny") else "set"
+        what = "--over" if set_name in (None, "tests", "tiny", "ck-full-tests", "ck-tiny") else "set"
         raise UsageError(f"unknown {what} {catalog!r}; choices: {', '.join(names if what == '--over' else set_names(names))}") from None

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..errors import UsageError
-from ..select.sets import SELECTED_SETS, check_set
+from ..select.sets import SELECTED_SETS, check_set, is_selection
 from .options import add_ck_api_options, add_ck_config_option, add_over_option, space_from_args
 
 
@@ -76,7 +76,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if args.stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
     listed_space = None
-    if set_name is not None and (set_name not in SELECTED_SETS or args.ck_config):
+    if set_name is not None and (not is_selection(set_name) or args.ck_config):
         # A catalog's coverage is that of its kernels as a list of names, against --over (default full): what
         # CK's sets cover of the space ckspace's tests and tiny are chosen from.
         if set_name in SELECTED_SETS:

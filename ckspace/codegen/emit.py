@@ -85,9 +85,9 @@ def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim
            where: str | None = None) -> list[dict]:
     """The kernels to emit: a selection (`tiny`, `tests`: ckspace.select.sets) or the space's catalog, then the
     filters."""
-    from ..select.sets import SELECTED_SETS, selected_configs
+    from ..select.sets import is_selection, selected_configs
 
-    if set_name not in SELECTED_SETS:
+    if not is_selection(set_name):
         return list(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where))
 
     configs = [dict(c) for c in selected_configs(space, set_name)[0]]

@@ -23,7 +23,7 @@ from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
 from ..solve import listed
-from ..select.sets import SELECTED_SETS, selected_names
+from ..select.sets import CK_PROCEDURES, SELECTED_SETS, procedure_names, selected_names
 from .result import CatalogNeighbour, Derived, Explanation, Neighbour, Note
 from .spelling import parse
 
@@ -62,7 +62,8 @@ class Explainer:
         self.model = self._model(arch)
         self._search: NeighbourSearch | None = None
         self._catalog_search: dict[str, NeighbourSearch] = {}
-        self._listed: dict[str, frozenset[str]] = {}
+        self._listed: dict[str, frozenset[tuple]] = {}
+        self._full_space = None
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
 
     def _model(self, arch: str) -> Model:
@@ -208,7 +209,7 @@ class Explainer:
             out[cat.name] = ok and (not cat.listed or listed.canonical(cfg) in self._listed_keys(cat))
         return out
 
-    def _listed_keys(self, cat: Catalog) -> frozenset[str]:
+    def _listed_keys(self, cat: Catalog) -> frozenset[tuple]:
         """The kernels a listed catalog names (whatever arch: the facts of this one are checked apart)."""
         if cat.name not in self._listed:
             self._listed[cat.name] = frozenset(listed.canonical(e.config) for e in listed.entries(self.data, cat)[0])
@@ -242,13 +243,22 @@ class Explainer:
                     self._default_space if self.select_sets else None)
             members = self._set_members[set_name]
             out[set_name] = None if members is None else name in members
+        for set_name in CK_PROCEDURES:  # CK's own subsets of full: computed (and cached) when asked
+            if not in_full:
+                out[set_name] = False
+                continue
+            if set_name not in self._set_members:
+                self._set_members[set_name] = frozenset(procedure_names(self._default_space(), set_name))
+            out[set_name] = name in (self._set_members[set_name] or ())
         return out
 
     def _default_space(self):
         """The kernels of this arch under the default rules, for selecting tests/tiny on demand."""
         from ..solve.kernels import KernelSpace
 
-        return KernelSpace(arch=self.arch, constraints_dir=self.constraints_dir)
+        if self._full_space is None:
+            self._full_space = KernelSpace(arch=self.arch, constraints_dir=self.constraints_dir)
+        return self._full_space
 
     def _valid_on(self, arch: str, cfg: Mapping[str, object], families: set[str] | None = None) -> bool:
         """Valid on `arch` under the chosen rules, or (with `families`) breaking none of those families' rules."""

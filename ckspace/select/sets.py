@@ -17,17 +17,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
 
 SELECTED_SETS = ("tests", "tiny")  # coverage-optimal subsets of a catalog (`--over`, default full), by objective
+CK_PROCEDURES = ("ck-full-tests", "ck-tiny")  # CK's own subsets of full, by its every-fifth procedures (spec 5, 6)
+
+
+def is_selection(set_name: str | None) -> bool:
+    """A set chosen from a catalog (ckspace's tests/tiny, CK's full-tests/tiny), not a catalog itself."""
+    return set_name in SELECTED_SETS or set_name in CK_PROCEDURES
 
 
 def set_names(catalogs: Iterable[str]) -> list[str]:
     """Every name --set takes: the catalogs (with their aliases) and the selections."""
-    return [*catalogs, *SELECTED_SETS]
+    return [*catalogs, *SELECTED_SETS, *CK_PROCEDURES]
 
 
 def check_set(set_name: str, catalogs: Iterable[str] | None = None) -> None:
     """An unknown set is one line naming the choices; without `catalogs` only the selections are known here (the
     catalogs are data: a Space checks them when it is built)."""
-    if set_name in SELECTED_SETS or catalogs is None:
+    if is_selection(set_name) or catalogs is None:
         return
     names = list(catalogs)
     if set_name not in names:
@@ -38,6 +44,10 @@ def catalog_of(set_name: str | None, over: str | None) -> str:
     """The catalog a command works in: the set itself, or for tests/tiny the catalog they are selected over."""
     if set_name in (None, "") or set_name in SELECTED_SETS:
         return over or "full"
+    if set_name in CK_PROCEDURES:
+        if over not in (None, "full", "ck-full"):
+            raise UsageError(f"{set_name} is CK's procedure over its full rule set: --over {over} does not apply")
+        return "full"
     if over:
         raise UsageError("--over applies to --set tests and --set tiny only")
     return set_name
@@ -83,6 +93,11 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
     selected over the whole arch).
     """
     check_set(set_name, space.data.catalogs)
+    if set_name in CK_PROCEDURES:
+        if objective_path is not None or stable_from is not None:
+            raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
+        configs = procedure_configs(space, set_name)
+        return _filtered(space, configs, variant, ndim, dtype, where), None
     if set_name not in SELECTED_SETS:
         if objective_path is not None or stable_from is not None:
             raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
@@ -90,12 +105,44 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
                           f"the set {set_name}" + (f" under --rules {space.rules_spec}" if space.rules_spec else ""))
         return sorted(configs, key=lambda c: str(c["name"])), None
     sel = selection_for(space, set_name, objective_path, stable_from)
-    configs = sel.configs
+    return _filtered(space, sel.configs, variant, ndim, dtype, where), sel
+
+
+def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, ndim, dtype,
+              where: str | None) -> list[dict[str, object]]:
+    """A selection's kernels that the enumerate filters keep."""
     if any(v is not None for v in (variant, ndim, dtype, where)):
         keep = {str(c["name"]) for c in bounded(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where),
                                                 "the filtered space")}
         configs = [c for c in configs if c["name"] in keep]
-    return configs, sel
+    return configs
+
+
+def procedure_configs(space: "KernelSpace", set_name: str) -> list[dict[str, object]]:
+    """CK's full-tests or tiny of the space's arch, over `full` under the space's rules, sorted by name (cached with
+    the data digest, the arch and the rules, like every result)."""
+    full = space.over("full")
+    by_name = {str(c["name"]): c for c in full.enumerate()}
+    return [by_name[n] for n in procedure_names(full, set_name)]
+
+
+def procedure_names(space: "KernelSpace", set_name: str) -> list[str]:
+    """The names of CK's full-tests or tiny (see procedure_configs), from the cache when it holds them."""
+    from .. import cache
+    from .ckprocedures import ck_subset
+
+    full = space.over("full")
+    digest = cache.key("ck-procedure", full.data.digest, {"arch": full.arch, "set": set_name,
+                                                          "families": sorted(full.families)})
+    if full.use_cache:
+        names = cache.load("ck-procedure", digest,
+                           lambda p: isinstance(p, list) and all(isinstance(n, str) for n in p))
+        if names is not None:
+            return names
+    names = sorted(str(c["name"]) for c in ck_subset(full, set_name))
+    if full.use_cache:
+        cache.store("ck-procedure", digest, names)
+    return names
 
 
 def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name: str,
@@ -136,7 +183,10 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
     objective = load_objective(space, set_name, objective_path)
     full_names = {str(c["name"]): c for c in bounded(space.enumerate(), "the space to cover")}
     stats = None
-    if set_name is not None and set_name not in SELECTED_SETS:
+    if set_name in CK_PROCEDURES:
+        names = [str(c["name"]) for c in procedure_configs(space, set_name)]
+        source = f"set {set_name}"
+    elif set_name is not None and set_name not in SELECTED_SETS:
         names = sorted(full_names)
         source = f"set {set_name}"
     elif set_name is not None:

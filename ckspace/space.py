@@ -29,13 +29,22 @@ __all__ = ["Space", "Stratum", "Timings", "Verdict"]
 class Space(KernelSpace):
     """The kernel-instance space of one arch under a choice of rule families.
 
-    `catalog` chooses CK's rule set (full, ck-default, ck-rdna: constraints/catalogs.toml); `rules` switches
+    `catalog` chooses CK's rule set (full, ck-default, ck-rdna, or CK's shipped lists ck-profiler, ck-tests:
+    constraints/catalogs.toml), `ck_config` a file or directory of CK JSON configs instead; `rules` switches
     families (`"+ck-archfilter"`, `"-ck-curation"` for the open space); `constraints_dir` reads another rule tree;
     `use_cache` reads and writes the result cache. Every method takes keyword arguments only.
     """
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full"):
+                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full",
+                 ck_config: str | Path | None = None):
+        if ck_config is not None:  # a user's CK JSON configs (a file or a directory) as the catalog `ck-config`
+            from .rules import ckconfig
+            from .rules.data import Catalog
+
+            ckconfig.config_files(Path(ck_config))
+            catalog = Catalog("ck-config", (), layout_3d="ndhwgc", doc=f"CK JSON configs from {ck_config}",
+                              source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)  # type: ignore[assignment]
         super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache,
                          catalog=catalog)
         self._explainer = None

@@ -195,6 +195,29 @@ def test_build_refuses_other_revision_headers(tmp_path):
     assert r.returncode == 2 and "bad offload arch" in r.stderr
 
 
+def test_build_refuses_an_arch_the_kernels_are_invalid_on(tmp_path, capsys):
+    # gfx950's tiny set compiled for gfx90a: the model says in a second which kernels gfx90a cannot build (its wave
+    # layouts are 1x4x1, 2x2x1 and 4x1x1: constraints/archs/gfx90a.toml), one line each, exit 2, before any toolchain
+    # is set up or anything compiled.
+    from ckspace.cli import main
+    from ckspace.rules.names import parse_name
+
+    out = tmp_path / "tiny"
+    assert main(["emit", "--arch", "gfx950", "--set", "tiny", "-o", str(out)]) == 0
+    names = json.loads((out / "manifest.json").read_text())["kernels"]
+    gemm = [n for n in names if parse_name(n)["variant"] != "forward_depthwise"]
+    expected = sorted(n for n in gemm if [parse_name(n)[k] for k in ("wave_m", "wave_n", "wave_k")]
+                      not in ([1, 4, 1], [2, 2, 1], [4, 1, 1]))
+    capsys.readouterr()
+    assert main(["build", str(out), "--offload-arch", "gfx90a"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    named = sorted(line.split()[2] for line in err[:-1])
+    assert expected and set(expected) <= set(named)  # every kernel with another wave layout (others may break more)
+    assert all(" is not valid on gfx90a: " in line for line in err[:-1])
+    assert "not valid on gfx90a" in err[-1] and "--force" in err[-1]
+    assert not list(out.glob("**/*.o"))
+
+
 def test_clang19_missing_without_root_is_one_line(monkeypatch):
     monkeypatch.setattr(T, "_clang19_candidates", lambda: [])
     monkeypatch.setattr(T, "_is_root", lambda: False)

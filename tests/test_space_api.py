@@ -75,3 +75,15 @@ def test_parameters_are_keyword_only(space: Space) -> None:
         space.enumerate("forward")  # type: ignore[misc]
     with pytest.raises(TypeError):
         space.count("forward", 2)  # type: ignore[misc]
+
+
+def test_the_facade_takes_listed_catalogs_and_a_users_configs() -> None:
+    # Sizes from CK's files (tests/test_ck_configs_catalog.py checks them against an independent reading) and from
+    # spec 5 (CK's full-tests: 2,805 kernels on gfx950).
+    from pathlib import Path
+
+    assert sum(1 for _ in Space(arch="gfx942", catalog="ck-tests").enumerate()) == 576
+    assert len(Space(arch="gfx950").select("ck-full-tests")) == 2805
+    users = Path(__file__).resolve().parent / "fixtures" / "ck-configs-user"
+    space = Space(arch="gfx950", ck_config=users)
+    assert sum(1 for _ in space.enumerate()) == 7 and [r.verdict.rule for r in space.rejected] == ["arch.warp-tile"]

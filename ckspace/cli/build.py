@@ -55,6 +55,8 @@ def add_parsers(sub) -> None:
     bu.add_argument("--launcher", choices=LAUNCHERS, help="compiler launcher passed through to every compile")
     bu.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (default: ROCm's, else the registry toolchain's)")
     bu.add_argument("--no-check", action="store_true", help="do not check the objects' ELF flags and kernel symbols")
+    bu.add_argument("--force", action="store_true",
+                    help="compile for an --offload-arch even where the model says kernels are invalid there")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +126,33 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     return 0
 
 
+MAX_INVALID_SHOWN = 50
+
+
+def _refuse_wrong_arch(root: Path, archs: list[str]) -> None:
+    """Kernels emitted for one arch and compiled for another: the model says in a second which the other arch
+    cannot build (one line each), before minutes of compiling fail."""
+    from ..codegen import archcheck
+    from ..codegen.manifest import require
+
+    manifest = require(root)
+    bad = 0
+    for arch in archs:
+        if arch == manifest["arch"]:
+            continue
+        invalid = archcheck.invalid_on(manifest, arch)
+        for name, verdict in invalid[:MAX_INVALID_SHOWN]:
+            print(f"ckspace: error: {name} is not valid on {arch}: {verdict.rule}: {verdict.message}", file=sys.stderr)
+        if len(invalid) > MAX_INVALID_SHOWN:
+            print(f"ckspace: error: ... {len(invalid) - MAX_INVALID_SHOWN:,} more kernels not valid on {arch}",
+                  file=sys.stderr)
+        bad += len(invalid)
+    if bad:
+        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {root} (emitted for {manifest['arch']}) "
+                         f"{'are' if bad != 1 else 'is'} not valid on {', '.join(a for a in archs if a != manifest['arch'])}; "
+                         "emit for that arch, or --force to compile anyway")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
@@ -138,6 +167,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             raise UsageError("--offload-arch: empty list")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("-j must be at least 1")
+    if archs and not args.force:
+        _refuse_wrong_arch(Path(args.dir), archs)
     err = _console(stderr=True)
     progress = Progress(TextColumn("[bold]compile"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=False)

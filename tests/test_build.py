@@ -69,6 +69,26 @@ def test_parse_failures_maps_errors_to_kernels():
     assert f[1].kernels == ["grouped_conv_bwd_data_c"] and "unable to execute" in f[1].error
 
 
+def test_a_failure_inside_ck_tile_names_the_kernel_that_instantiated_it():
+    # CK Tile's headers are included once, through the unit's first kernel header: the include chain names kernel a,
+    # but the instantiation note is located in kernel b's header, which is the kernel that failed (issue 13).
+    names = ["grouped_conv_fwd_a", "grouped_conv_bwd_weight_b", "grouped_conv_fwd_c"]
+    block = [
+        "In file included from units/grouped_conv_instances_0000.cpp:9:",
+        "In file included from units/../grouped_conv_fwd_a.hpp:3:",
+        "/ck/ck_tile/ops/gemm/transpose_tile.hpp:88:5: error: invalid operands to binary expression",
+        "units/../grouped_conv_bwd_weight_b.hpp:41:18: note: in instantiation of function template specialization "
+        "'ck_tile::GroupedConvolutionBackwardWeightKernel<...>::operator()' requested here",
+        "1 error generated when compiling for gfx942.",
+    ]
+    assert B.culprits(block, names) == ["grouped_conv_bwd_weight_b"]
+    # an error located in a kernel header names that kernel; no location at all falls back to the headers mentioned
+    assert B.culprits(["units/../grouped_conv_fwd_c.hpp:7:1: error: unknown type name 'x'"], names) == ["grouped_conv_fwd_c"]
+    assert B.culprits(["In file included from units/../grouped_conv_fwd_a.hpp:3:", "clang: error: crash"], names) == [
+        "grouped_conv_fwd_a"]
+    assert B.culprits(["clang: error: unable to execute command"], names) == names
+
+
 def test_flags_never_carry_the_rocm_pair():
     tc = T.Toolchain("registry", Path("/ck"), {"gfx942": ["cc"]}, {"*": ["-nogpulib"]})
     flags = tc.flags_for("gfx942")

@@ -408,11 +408,42 @@ def parse_failures(lines: Sequence[str], data: Mapping) -> list[Failure]:
             first = next((b.strip() for b in block[1:] if b.strip()), "")
             first = first or f"exit code {code or '?'} and no compiler message"
         names = units.get(unit, [])
-        text = "\n".join(block)
-        involved = [n for n in names if f"{n}.hpp" in text]
-        failures.append(Failure(unit, arch, involved or list(names), _shorten(first)))
+        failures.append(Failure(unit, arch, culprits(block, names), _shorten(first)))
         i = j
     return failures
+
+
+# A diagnostic's location: `path/to/file.hpp:LINE:COL: note: in instantiation of ... requested here`.
+_LOCATED = re.compile(r"^\s*(?P<file>[^\s:]+\.hpp):\d+:\d+: (?P<kind>fatal error|error|note|warning): (?P<text>.*)")
+
+
+def culprits(block: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The kernels of a unit that a compiler error belongs to.
+
+    A unit includes every kernel header, and CK Tile's own headers only once (include guards), so an error inside
+    CK Tile shows the first kernel's header in its "In file included from" chain whichever kernel instantiated the
+    failing template. The instantiation notes ("in instantiation of ... requested here") are located in the header
+    of the kernel that did; failing those, the kernel header an error is located in; failing that, every kernel
+    header the output mentions; failing that, the whole unit."""
+    known = set(names)
+    instantiated: list[str] = []
+    located: list[str] = []
+    for line in block:
+        m = _LOCATED.match(line)
+        if not m:
+            continue
+        stem = Path(m.group("file")).stem
+        if stem not in known:
+            continue
+        if m.group("kind") == "note" and ("in instantiation of" in m.group("text") or "requested here" in m.group("text")):
+            instantiated.append(stem)
+        elif m.group("kind").endswith("error"):
+            located.append(stem)
+    for found in (instantiated, located):
+        if found:
+            return list(dict.fromkeys(found))
+    text = "\n".join(block)
+    return [n for n in names if f"{n}.hpp" in text] or list(names)
 
 
 def _shorten(text: str, limit: int = 400) -> str:

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .build import add_parsers as add_build_commands  # cheap: the emit/build modules load when they run
 
     add_build_commands(sub)
+    from .verify import add_parser as add_verify
+
+    add_verify(sub)
     from .rules import add_parser as add_rules
 
     add_rules(sub)
@@ -143,6 +146,10 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from .sets import run
 
         return run(args)
+    if args.command == "verify":
+        from .verify import cmd_verify
+
+        return cmd_verify(args)
     if args.command == "rules":
         from .rules import cmd_rules
 

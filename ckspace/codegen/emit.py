@@ -168,15 +168,17 @@ def unit_name(i: int) -> str:
 
 def emit(space, configs: Sequence[Mapping[str, object]], out_dir: str | Path, revision: str | None = None,
          chunk_size: int = DEFAULT_CHUNK_SIZE, selection: Mapping[str, object] | None = None,
-         archs: Sequence[str] | None = None) -> EmitResult:
-    """Write the selection's C++ into `out_dir` (safely, incrementally); return what was written."""
+         archs: Sequence[str] | None = None, units: Sequence[Sequence[str]] | None = None) -> EmitResult:
+    """Write the selection's C++ into `out_dir` (safely, incrementally); return what was written. `units` groups
+    the kernel names into compile units explicitly (verify's bisection); by default they are chunks of
+    `chunk_size` in selection order."""
     import jinja2
 
     root = ensure_dir(Path(out_dir))
     try:
         with locked(root):
             sweep_leftovers(root)
-            return _emit(space, configs, out_dir, revision, chunk_size, selection, archs)
+            return _emit(space, configs, out_dir, revision, chunk_size, selection, archs, units)
     except jinja2.TemplateError as exc:
         where = f"{exc.filename}:{exc.lineno}: " if getattr(exc, "filename", None) else ""
         raise DataError(f"template error: {where}{exc.message or exc}") from None
@@ -197,7 +199,7 @@ def sweep_leftovers(root: Path) -> int:
     return removed
 
 
-def _emit(space, configs, out_dir, revision, chunk_size, selection, archs) -> EmitResult:
+def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_groups=None) -> EmitResult:
     t0 = time.perf_counter()
     rev = resolve_revision(revision)
     if chunk_size < 1:
@@ -240,10 +242,16 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs) -> Em
     # compile units: the selection in order (directions kept together), chunk_size instances each
     t_unit = env.get_template("unit.cpp.j2")
     units: dict[str, list[str]] = {}
-    for i in range(0, len(kernels), chunk_size):
-        chunk = kernels[i:i + chunk_size]
-        rel = unit_name(i // chunk_size)
-        writer.write(rel, t_unit.render(kernels=chunk, unit=i // chunk_size, arch=arch, revision=rev))
+    by_name = {k["name"]: k for k in kernels}
+    if unit_groups is not None:
+        chunks = [[by_name[n] for n in g] for g in unit_groups]
+        if sorted(n for g in unit_groups for n in g) != sorted(names):
+            raise CkspaceError("internal error: the compile units do not partition the selection")
+    else:
+        chunks = [kernels[i:i + chunk_size] for i in range(0, len(kernels), chunk_size)]
+    for index, chunk in enumerate(chunks):
+        rel = unit_name(index)
+        writer.write(rel, t_unit.render(kernels=chunk, unit=index, arch=arch, revision=rev))
         units[rel] = [k["name"] for k in chunk]
         for k in chunk:
             manifest_kernels[k["name"]]["unit"] = rel

@@ -1,0 +1,172 @@
+"""`ckspace verify`: compile a covering (or random, or whole) sample of a set with the build toolchain and report
+per kernel, with bisection of failing units and proposed rules for the failures (ckspace.codegen.verify).
+
+Exit codes: 0 every picked kernel compiled; 1 some failed (or the budget left some not compiled); 2 bad usage;
+130/143 interrupted (the verdicts so far are kept in the work directory, and the next run resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+
+DEFAULT_UNIT = 1
+MAX_UNIT = 64
+DEFAULT_MAX_KERNELS = 5_000  # at ~15-30 s of one core per kernel, more is a job for many machines
+
+
+def add_parser(sub) -> None:
+    v = sub.add_parser("verify", help="compile a sample of a set and report per kernel (the compiler as the oracle)",
+                       description="Compile kernels device-only with the build toolchain: a covering sample of a set "
+                                   "(default), a uniform sample, or all; failing units are bisected to their "
+                                   "kernels, and the failures are grouped into proposed rules. Exit 0 all compiled, "
+                                   "1 some failed or were not run, 2 bad usage.")
+    v.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, ...), or auto")
+    v.add_argument("--set", default="full", help="the set to sample: a catalog or a selection (default full)")
+    v.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from")
+    pick = v.add_mutually_exclusive_group()
+    pick.add_argument("--cover", action="store_true",
+                      help="(default) the fewest kernels covering every value and value pair of --objective")
+    pick.add_argument("--sample", type=int, metavar="N", help="N kernels drawn uniformly (--seed)")
+    pick.add_argument("--all", action="store_true", help="every kernel of the set")
+    v.add_argument("--objective", default="tests", metavar="NAME|FILE",
+                   help="with --cover: the coverage objective (tests: default, tiny, or a file)")
+    v.add_argument("--seed", default="0", help="with --sample: the random seed (default 0)")
+    v.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
+    v.add_argument("--ndim", action="append", help="2, 3")
+    v.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
+    v.add_argument("--where", help="filter on fields, e.g. \"pipeline == 'compv3'\"")
+    v.add_argument("--rules", help="switch rule families: +fam,-fam")
+    v.add_argument("--ck-api", default=None, metavar="REV",
+                   help="CK Tile API revision of the C++ (default: the one the build toolchain's headers are)")
+    v.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (default: ROCm's, else the registry toolchain's)")
+    v.add_argument("--compiler", metavar="PATH", help="a HIP clang (default: ROCm's, else the registry toolchain)")
+    v.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="parallel compiles (default: ninja's)")
+    v.add_argument("--unit-size", type=int, default=DEFAULT_UNIT, metavar="K",
+                   help=f"kernels per compile unit (default {DEFAULT_UNIT}; a failing unit is bisected to its kernels)")
+    v.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="stop starting new compiles after this long; run again to resume")
+    v.add_argument("-o", "--output", metavar="DIR",
+                   help="work directory, kept for resuming (default: <cache dir>/verify/<arch>)")
+    v.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
+                   help=f"refuse to verify more kernels than this (default {DEFAULT_MAX_KERNELS:,})")
+    v.add_argument("--format", choices=("text", "json"), default="text")
+    v.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    v.add_argument("--no-cache", action="store_true", help="do not read or write the result cache (the model's)")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ..codegen import archdetect, ckapi
+    from ..codegen import verify as V
+    from ..select.sets import check_set
+    from ..space import Space
+    from .sets import parse_seed
+
+    arch = archdetect.resolve(args.arch)
+    check_set(args.set)
+    if not 1 <= args.unit_size <= MAX_UNIT:
+        raise UsageError(f"--unit-size must be between 1 and {MAX_UNIT}, not {args.unit_size}")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("-j must be at least 1")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError(f"--budget must be a positive number of seconds, not {args.budget}")
+    if args.sample is not None and args.sample < 1:
+        raise UsageError(f"--sample must be at least 1, not {args.sample}")
+    if args.max_kernels < 1:
+        raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
+    seed = parse_seed(str(args.seed))
+    rev = _revision(args, ckapi)
+    from .options import catalog_from_args
+
+    args.ck_config = None
+    space = Space(arch=arch, rules=ckapi.combine_rules(args.rules, rev), constraints_dir=args.constraints,
+                  use_cache=not args.no_cache, catalog=catalog_from_args(args))
+    workdir = Path(args.output) if args.output else _default_workdir(arch)
+    from ..codegen.manifest import ensure_dir
+
+    ensure_dir(workdir)  # an unwritable work directory fails before any solving
+    filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
+    configs = space.select(args.set, **filters)
+    if args.sample is not None:
+        from ..select.sample import sample
+
+        configs = sample(configs, args.sample, seed)
+    elif not args.all:
+        configs = _covering(space, configs, args.objective)
+    if len(configs) > args.max_kernels:
+        raise UsageError(f"{len(configs):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
+                         "narrow the set, use --sample N, or raise --max-kernels")
+    if not configs:
+        raise UsageError("no kernel to verify: the set and filters leave none")
+    err = _console()
+    log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
+    log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}) in {workdir}")
+    result = V.verify(space, configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
+                      budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log)
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        _print_text(result, rev)
+    return 0 if not result.failed and not result.stopped else 1
+
+
+def _revision(args: argparse.Namespace, ckapi) -> str:
+    """The C++ revision: --ck-api, else the revision of the headers the build will use."""
+    if args.ck_api and args.ck_api != "auto":
+        return ckapi.resolve_revision(args.ck_api)
+    if args.ck_include:
+        return ckapi.resolve_revision("auto", args.ck_include)
+    from ..codegen import toolchain
+
+    found = toolchain.find_rocm() or toolchain.registry_toolchain()
+    if found is not None and found.ck_include is not None:
+        return ckapi.resolve_revision("auto", found.ck_include)
+    return ckapi.resolve_revision("2025.11")  # the CK Tile of the registry toolchain build sets up (amd-aiter)
+
+
+def _default_workdir(arch: str) -> Path:
+    from ..cache import cache_dir
+
+    return cache_dir() / "verify" / arch
+
+
+def _covering(space, configs, objective: str):
+    """The fewest of `configs` covering every item of the objective that they have (CP-SAT set cover)."""
+    from ..select import coverage, objectives
+    from ..select.selection import solve_cover
+
+    obj = objectives.load(objective, space.data.fields)
+    index = coverage.ItemIndex(obj, configs)
+    chosen, _ = solve_cover(index, obj)
+    return [configs[k] for k in sorted(chosen)]
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _print_text(result, rev: str) -> None:
+    counts = {s: sum(1 for k in result.kernels if k.status == s) for s in ("ok", "failed", "not-run")}
+    cached = sum(1 for k in result.kernels if k.cached)
+    print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
+    print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
+          f"{f' ({cached} from earlier runs)' if cached else ''}; {result.compiles} compile units in "
+          f"{result.rounds} rounds, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
+    for k in result.kernels:
+        if k.status == "failed":
+            print(f"  FAILED {k.name}: {k.error}")
+    for k in result.kernels:
+        if k.status == "not-run":
+            print(f"  not run {k.name}")
+    if result.proposals:
+        family = "toolchain-" + (result.toolchain.split()[0] if result.toolchain else "compiler")
+        print("\nproposed rules (the fewest field values all failures of one error share and no compiled kernel has):")
+        for i, p in enumerate(result.proposals, 1):
+            print(f"\n# {len(p.kernels)} kernel(s): {p.error}")
+            print(p.rule_text(family, i))

@@ -1,0 +1,284 @@
+"""`ckspace verify`: the compiler as the oracle.
+
+The kernels are compiled device-only in units of `unit_size` (emit + build, the same C++ and toolchain as `build`).
+A unit that fails with more than one kernel is split in halves and both are compiled again, down to single kernels:
+a failing kernel costs at most 2·log2(unit size) extra compiles, and a large unit of passing kernels costs one
+compile. Verdicts are kept per kernel in the work directory, keyed by the kernel's C++ text, the arch and the
+compiler, so a second run (after Ctrl-C, or with --budget) compiles only what is left.
+
+The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
+conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file
+syntax, for a `toolchain-*` family.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from . import build as B
+from .emit import emit
+from .manifest import atomic_write, ensure_dir
+
+RESULTS = "verify-results.json"
+RESULTS_VERSION = 1
+NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a proposed rule
+
+
+@dataclass
+class KernelResult:
+    name: str
+    status: str  # ok | failed | not-run
+    error: str = ""
+    seconds: float | None = None  # the compile of its smallest unit, per kernel of that unit
+    unit_size: int = 0  # the size of the smallest unit it was compiled in
+    cached: bool = False
+
+
+@dataclass
+class Proposal:
+    """A group of failures with the same first error, and the conditions that separate it from the passes."""
+
+    error: str
+    kernels: list[str]
+    conditions: list[tuple[str, str, object]] | None  # None: no conjunction of field conditions separates them
+
+    def rule_text(self, family: str, index: int) -> str:
+        if not self.conditions:
+            return f"# {len(self.kernels)} kernel(s) failing with {self.error!r}: no field values separate them"
+        require = "not (" + " and ".join(f"{f} {op} {_literal(v)}" for f, op, v in self.conditions) + ")"
+        return "\n".join([
+            "[[rule]]",
+            f'id = "{family}.proposed-{index}"',
+            f'family = "{family}"',
+            f"require = {json.dumps(require)}",
+            f"message = {json.dumps('fails to compile: ' + self.error[:120])}",
+            f"source = {json.dumps('ckspace verify: ' + str(len(self.kernels)) + ' failing kernel(s), e.g. ' + self.kernels[0])}",
+        ])
+
+
+@dataclass
+class VerifyResult:
+    arch: str
+    toolchain: str = ""
+    kernels: list[KernelResult] = field(default_factory=list)
+    compiles: int = 0  # compile units run (rounds of bisection included)
+    rounds: int = 0
+    seconds: float = 0.0
+    stopped: str = ""  # why not every kernel ran (budget)
+    proposals: list[Proposal] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[KernelResult]:
+        return [k for k in self.kernels if k.status == "failed"]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "arch": self.arch, "toolchain": self.toolchain, "compiles": self.compiles, "rounds": self.rounds,
+            "seconds": round(self.seconds, 1), "stopped": self.stopped or None,
+            "counts": {s: sum(1 for k in self.kernels if k.status == s) for s in ("ok", "failed", "not-run")},
+            "kernels": [{"name": k.name, "status": k.status, "error": k.error or None,
+                         "seconds": None if k.seconds is None else round(k.seconds, 1), "unit_size": k.unit_size,
+                         "cached": k.cached} for k in self.kernels],
+            "proposals": [{"error": p.error, "kernels": p.kernels,
+                           "conditions": None if p.conditions is None else [list(c) for c in p.conditions]}
+                          for p in self.proposals],
+        }
+
+
+def _literal(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v) if isinstance(v, int) else json.dumps(v).replace('"', "'")
+
+
+def _key(text_digest: str, arch: str, compiler: str) -> str:
+    return hashlib.sha256(f"{text_digest}|{arch}|{compiler}".encode()).hexdigest()[:32]
+
+
+def _load_results(root: Path) -> dict[str, dict]:
+    try:
+        data = json.loads((root / RESULTS).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != RESULTS_VERSION or not isinstance(data.get("kernels"), dict):
+        return {}
+    return {k: v for k, v in data["kernels"].items()
+            if isinstance(v, dict) and v.get("status") in ("ok", "failed") and isinstance(v.get("error", ""), str)}
+
+
+def _save_results(root: Path, results: Mapping[str, dict]) -> None:
+    atomic_write(root / RESULTS, json.dumps({"version": RESULTS_VERSION, "kernels": dict(results)}, indent=1,
+                                            sort_keys=True).encode())
+
+
+def _unit_seconds(root: Path) -> dict[str, float]:
+    """Compile seconds per object from ninja's log (successful edges only): `start end mtime output hash`."""
+    out: dict[str, float] = {}
+    try:
+        lines = (root / ".ninja_log").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) >= 4 and parts[0].isdigit() and parts[1].isdigit():
+            out[parts[3]] = (int(parts[1]) - int(parts[0])) / 1000.0
+    return out
+
+
+def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
+           unit_size: int = 1, jobs: int | None = None, budget: float | None = None, compiler: str | None = None,
+           ck_include: str | None = None, log: Callable[[str], None] | None = None,
+           progress: Callable[[int, int, str], None] | None = None,
+           after_emit: Callable[[Path], None] | None = None) -> VerifyResult:
+    """Compile every config on `space.arch` (see the module doc); `after_emit(dir)` runs after each emit (tests use it
+    to break a kernel on purpose)."""
+    started = time.monotonic()
+    root = ensure_dir(Path(workdir))
+    arch = space.arch
+    compiler_id = f"{compiler or 'registry'}|{ck_include or ''}|{revision}"
+    by_name = {str(c["name"]): c for c in configs}
+    names = sorted(by_name)
+    result = VerifyResult(arch)
+    results = _load_results(root)
+    verdicts: dict[str, KernelResult] = {}
+
+    # The kernel text decides the key: emit everything once (cheap) to learn each kernel's digest.
+    emit(space, [by_name[n] for n in names], root / "work", revision=revision, chunk_size=max(unit_size, 1))
+    manifest = json.loads((root / "work" / "manifest.json").read_text())
+    keys = {n: _key(str(manifest["kernels"][n]["digest"]), arch, compiler_id) for n in names}
+    pending = []
+    for n in names:
+        hit = results.get(keys[n])
+        if hit is not None:
+            verdicts[n] = KernelResult(n, hit["status"], hit.get("error", ""), hit.get("seconds"),
+                                       int(hit.get("unit_size", 0) or 0), cached=True)
+        else:
+            pending.append(n)
+
+    total = len(pending)
+    done = 0
+    batch = max(unit_size, 1) * max(jobs or 2, 1) * 2  # units per round ≈ 2 per job: the budget is checked often
+    queue: list[list[str]] = [pending[i:i + unit_size] for i in range(0, len(pending), max(unit_size, 1))]
+    while queue:
+        if budget is not None and time.monotonic() - started > budget:
+            result.stopped = f"--budget {budget:.0f}s spent"
+            break
+        units: list[list[str]] = []
+        while queue and sum(len(u) for u in units) < batch:
+            units.append(queue.pop(0))
+        result.rounds += 1
+        work = root / "work"
+        emit(space, [by_name[n] for u in units for n in u], work, revision=revision, units=units)
+        if after_emit is not None:
+            after_emit(work)
+        built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log)
+        result.toolchain = built.toolchain
+        result.compiles += len(units)
+        seconds = _unit_seconds(work)
+        failed_by_unit = {f.unit: f for f in built.failures}
+        for index, unit in enumerate(units):
+            rel = f"units/grouped_conv_instances_{index:04d}.cpp"
+            failure = failed_by_unit.get(rel)
+            if failure is None:
+                obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
+                per = seconds.get(obj)
+                for n in unit:
+                    verdicts[n] = KernelResult(n, "ok", "", None if per is None else per / len(unit), len(unit))
+                    results[keys[n]] = {"status": "ok", "seconds": verdicts[n].seconds, "unit_size": len(unit)}
+                done += len(unit)
+            elif len(unit) == 1:
+                n = unit[0]
+                verdicts[n] = KernelResult(n, "failed", failure.error, None, 1)
+                results[keys[n]] = {"status": "failed", "error": failure.error, "unit_size": 1}
+                done += 1
+            else:  # bisect: both halves go back to the front of the queue
+                half = math.ceil(len(unit) / 2)
+                queue[:0] = [unit[:half], unit[half:]]
+        _save_results(root, results)
+        if progress is not None:
+            progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
+    for n in names:
+        result.kernels.append(verdicts.get(n) or KernelResult(n, "not-run"))
+    result.seconds = time.monotonic() - started
+    result.proposals = propose([(by_name[k.name], k.error) for k in result.kernels if k.status == "failed"],
+                               [by_name[k.name] for k in result.kernels if k.status == "ok"])
+    return result
+
+
+# -- from failures to a rule -----------------------------------------------------------------------------------------
+def error_class(error: str) -> str:
+    """A first error without its paths, line numbers and numbers in quotes: failures of one cause look alike."""
+    text = re.sub(r"\S+\.(?:hpp|cpp|h):\d+(?::\d+)?:?", "", error)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    return " ".join(text.split())[:200]
+
+
+Condition = tuple[str, str, object]  # (field, "==" | ">=" | "<=", value)
+
+
+def _holds(cfg: Mapping[str, object], cond: Condition) -> bool:
+    f, op, v = cond
+    if f not in cfg:
+        return False
+    x = cfg[f]
+    if op == "==":
+        return x == v and type(x) is type(v)
+    if isinstance(x, bool) or not isinstance(x, int):
+        return False
+    return x >= v if op == ">=" else x <= v  # type: ignore[operator]
+
+
+def _candidates(failed: Sequence[Mapping[str, object]]) -> list[Condition]:
+    """What every failed config meets: a value they all share, or for a number the range they span."""
+    out: list[Condition] = []
+    for k in sorted(failed[0]):
+        if k in NAME_FIELDS_SKIPPED or not all(k in f for f in failed):
+            continue
+        values = [f[k] for f in failed]
+        if all(v == values[0] and type(v) is type(values[0]) for v in values):
+            out.append((k, "==", values[0]))
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            out += [(k, ">=", min(values)), (k, "<=", max(values))]  # type: ignore[type-var]
+    return out
+
+
+def separate(failed: Sequence[Mapping[str, object]], passed: Sequence[Mapping[str, object]]) -> list[Condition] | None:
+    """The fewest conditions (greedy set cover) that every failed config meets and no passed one does: each a shared
+    value (`field == v`) or, for a number, the failures' bound (`field >= min`, `field <= max`); None when the
+    passes cannot all be excluded (a passed kernel meets every condition the failures share)."""
+    if not failed:
+        return None
+    cands = _candidates(failed)
+    left = list(range(len(passed)))
+    chosen: list[Condition] = []
+    while left:
+        best, best_out = None, []
+        for c in cands:
+            if c in chosen:
+                continue
+            out = [i for i in left if not _holds(passed[i], c)]
+            if len(out) > len(best_out):
+                best, best_out = c, out
+        if best is None:
+            return None
+        chosen.append(best)
+        gone = set(best_out)
+        left = [i for i in left if i not in gone]
+    return chosen or None
+
+
+def propose(failed: Sequence[tuple[Mapping[str, object], str]], passed: Sequence[Mapping[str, object]]) -> list[Proposal]:
+    groups: dict[str, list[Mapping[str, object]]] = {}
+    for cfg, error in failed:
+        groups.setdefault(error_class(error), []).append(cfg)
+    out = []
+    for error, cfgs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(Proposal(error, sorted(str(c["name"]) for c in cfgs), separate(cfgs, passed)))
+    return out

@@ -1,0 +1,112 @@
+"""`ckspace verify`: per-kernel verdicts from the real compiler, bisection of a failing unit down to its kernel,
+resuming from the work directory, and the proposed rule of a failure group.
+
+The compile tests use the registry toolchain (as tests/test_build.py does) and a handful of small kernels: two for
+gfx942, four for gfx950 of which one is broken on purpose (a missing include: a fatal error, so the broken units fail
+at once and the test costs about as much as compiling the three good kernels).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ckspace import Space
+from ckspace.cli import main
+from ckspace.codegen import verify as V
+from ckspace.rules.names import parse_name
+
+from test_build import _toolchain  # the registry toolchain, set up once (skipped outside CI when it cannot be)
+
+# Small 2D fp16 forward kernels of gfx942's and gfx950's full that CK API 2025.11 builds (a few seconds each).
+WHERE = "tile_m <= 32 and tile_n <= 32 and specialization == 'default' and scheduler == 'intrawave'"
+
+
+def _kernels(arch: str, n: int) -> list[dict]:
+    space = Space(arch=arch, rules="+ck-api-2025.11")
+    configs = list(space.enumerate(variant="forward", ndim=2, dtype="fp16", where=WHERE))
+    assert len(configs) >= n
+    return space, configs[:n]
+
+
+def test_verify_compiles_a_handful_for_gfx942_and_resumes(tmp_path, monkeypatch, capsys):
+    _toolchain(monkeypatch)
+    args = ["verify", "--arch", "gfx942", "--variant", "forward", "--ndim", "2", "--dtype", "fp16", "--where", WHERE,
+            "--sample", "2", "--seed", "1", "--ck-api", "2025.11", "--unit-size", "2", "-o", str(tmp_path / "v"),
+            "--format", "json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0} and out["compiles"] == 1
+    assert all(k["unit_size"] == 2 and not k["cached"] for k in out["kernels"])
+    # the second run compiles nothing: the verdicts are kept per kernel text, arch and compiler
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["compiles"] == 0 and all(k["cached"] for k in again["kernels"])
+    assert [k["name"] for k in again["kernels"]] == [k["name"] for k in out["kernels"]]
+
+
+def test_a_broken_kernel_is_bisected_to_itself_on_gfx950(tmp_path, monkeypatch):
+    _toolchain(monkeypatch)
+    space, configs = _kernels("gfx950", 4)
+    broken = str(configs[2]["name"])
+
+    def break_one(work: Path) -> None:
+        header = work / f"{broken}.hpp"
+        text = header.read_text()
+        if "ckspace_broken_on_purpose" not in text:
+            header.write_text('#include "ckspace_broken_on_purpose.h"\n' + text)
+
+    result = V.verify(space, configs, tmp_path / "v", revision="2025.11", unit_size=4, jobs=2, after_emit=break_one)
+    status = {k.name: k.status for k in result.kernels}
+    assert status == {str(c["name"]): ("failed" if c["name"] == broken else "ok") for c in configs}
+    failed = result.failed[0]
+    assert "ckspace_broken_on_purpose.h" in failed.error and failed.unit_size == 1
+    # bisection: the unit of 4, its halves, then the halves of the failing half: 1 + 2 + 2 compiles, log2(4) rounds
+    assert result.compiles == 5 and result.rounds == 3
+    # the failure group and a rule that separates it from the three kernels that compiled
+    (proposal,) = result.proposals
+    assert proposal.kernels == [broken] and proposal.conditions
+    ok = [c for c in configs if c["name"] != broken]
+    assert all(not all(V._holds(c, cond) for cond in proposal.conditions) for c in ok)
+    assert all(V._holds(configs[2], cond) for cond in proposal.conditions)
+
+
+def test_separate_finds_the_fewest_field_values():
+    # bf16 bwd_weight kernels without two-stage fail when vec_c >= 2 (issue 13's clang-22 finding, as data)
+    def k(vec_c, two_stage, dtype="bf16"):
+        return {"name": f"k{vec_c}{two_stage}{dtype}", "variant": "bwd_weight", "dtype": dtype, "vec_c": vec_c,
+                "two_stage": two_stage}
+    failed = [k(2, False), k(4, False), k(8, False)]
+    passed = [k(1, False), k(2, True), k(8, True), k(4, False, "fp16")]
+    cond = V.separate(failed, passed)
+    assert cond is not None
+    assert all(not all(V._holds(p, c) for c in cond) for p in passed)
+    assert all(all(V._holds(f_, c) for c in cond) for f_ in failed)
+    assert set(cond) == {("two_stage", "==", False), ("dtype", "==", "bf16"), ("vec_c", ">=", 2)}
+    # a passing kernel identical to a failing one on every shared field: nothing separates them
+    assert V.separate([k(2, False)], [k(2, False)]) is None
+
+
+def test_error_classes_ignore_paths_and_quoted_names():
+    a = V.error_class("/x/ck_tile/a.hpp:12:3: error: no member named 'foo' in 'Bar<1>'")
+    b = V.error_class("/y/ck_tile/a.hpp:99:1: error: no member named 'baz' in 'Bar<2>'")
+    assert a == b
+
+
+def test_verify_usage_errors_are_one_line(tmp_path, capsys):
+    for extra in (["--unit-size", "0"], ["--budget", "0"], ["--sample", "0"], ["--set", "nope"], ["-j", "0"]):
+        assert main(["verify", "--arch", "gfx950", "-o", str(tmp_path / "v"), *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("ckspace: error: "), (extra, err)
+
+
+def test_a_spent_budget_leaves_kernels_not_run_and_exit_1(tmp_path, capsys):
+    args = ["verify", "--arch", "gfx950", "--variant", "forward", "--ndim", "2", "--dtype", "fp16", "--where", WHERE,
+            "--sample", "3", "--ck-api", "2025.11", "-o", str(tmp_path / "v"), "--budget", "0.000001",
+            "--format", "json"]
+    assert main(args) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 3} and out["compiles"] == 0
+    assert "--budget" in out["stopped"]

@@ -40,6 +40,7 @@ def test_verify_compiles_a_handful_for_gfx942_and_resumes(tmp_path, monkeypatch,
     out = json.loads(capsys.readouterr().out)
     assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0} and out["compiles"] == 1
     assert all(k["unit_size"] == 2 and not k["cached"] for k in out["kernels"])
+    assert all(k["seconds"] is not None and k["seconds"] > 0 for k in out["kernels"])  # from ninja's log
     # the second run compiles nothing: the verdicts are kept per kernel text, arch and compiler
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
@@ -93,6 +94,8 @@ def test_error_classes_ignore_paths_and_quoted_names():
     a = V.error_class("/x/ck_tile/a.hpp:12:3: error: no member named 'foo' in 'Bar<1>'")
     b = V.error_class("/y/ck_tile/a.hpp:99:1: error: no member named 'baz' in 'Bar<2>'")
     assert a == b
+    llvm = "fatal error: error in backend: Cannot select: {}: v2i16,ch = AMDGPUISD::BUFFER_ATOMIC_FADD Constant:i32<{}>"
+    assert V.error_class(llvm.format("0x7ff2da09c010", 12)) == V.error_class(llvm.format("0x7fd7e215ec50", 4))
 
 
 def test_verify_usage_errors_are_one_line(tmp_path, capsys):

@@ -307,8 +307,6 @@ def _derived_panel(console: "Console", exp: "Explanation") -> None:
 
 
 def _neighbours(console: "Console", exp: "Explanation") -> None:
-    from ..explain.diff import name_diff
-
     search = exp.search
     console.print()
     console.print(f"[bold]nearest valid kernels on {exp.arch}[/] (fewest changed fields; {_e(search.get('text', ''))}):")
@@ -316,24 +314,25 @@ def _neighbours(console: "Console", exp: "Explanation") -> None:
         console.print("  none")
         return
     for i, nb in enumerate(exp.neighbours, 1):
-        parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(exp.name, nb.name))
-        console.print(f"  {i}. {parts}")
-        changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
-        tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
-        console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}{tail}")
+        _neighbour(console, exp.name, i, nb)
 
 
 def _catalog_neighbours(console: "Console", exp: "Explanation") -> None:
-    from ..explain.diff import name_diff
-
     console.print()
     console.print(f"[bold]nearest catalog kernels on {exp.arch}[/] (fewest changed fields; same variant, ndim and dtype):")
     if not exp.catalog_neighbours:
         console.print("  none: no catalog has a kernel of this variant, ndim and dtype here")
         return
     for i, cn in enumerate(exp.catalog_neighbours, 1):
-        nb = cn.neighbour
-        parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(exp.name, nb.name))
-        console.print(f"  {i}. {parts}  [dim]({_e(', '.join(cn.catalogs))})[/]")
-        changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
-        console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}")
+        _neighbour(console, exp.name, i, cn.neighbour, f"  [dim]({_e(', '.join(cn.catalogs))})[/]")
+
+
+def _neighbour(console: "Console", asked: str, index: int, nb, suffix: str = "") -> None:
+    """One neighbour: its name with the changed parts highlighted, then the changes."""
+    from ..explain.diff import name_diff
+
+    parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(asked, nb.name))
+    console.print(f"  {index}. {parts}{suffix}")
+    changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
+    tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
+    console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}{tail}")

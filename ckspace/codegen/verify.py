@@ -122,7 +122,7 @@ def _unit_seconds(root: Path) -> dict[str, float]:
     """Compile seconds per object from ninja's log (successful edges only): `start end mtime output hash`."""
     out: dict[str, float] = {}
     try:
-        lines = (root / ".ninja_log").read_text().splitlines()
+        lines = (root / ".ckspace" / ".ninja_log").read_text().splitlines()  # build.ninja: builddir = .ckspace
     except OSError:
         return out
     for line in lines:
@@ -214,9 +214,12 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
 
 # -- from failures to a rule -----------------------------------------------------------------------------------------
 def error_class(error: str) -> str:
-    """A first error without its paths, line numbers and numbers in quotes: failures of one cause look alike."""
+    """A first error without its paths, line numbers, quoted names, addresses and numbers: failures of one cause look
+    alike (LLVM's "Cannot select: 0x7ff2...: v2i16,ch = ... Constant:i32<12>" differs in every kernel)."""
     text = re.sub(r"\S+\.(?:hpp|cpp|h):\d+(?::\d+)?:?", "", error)
     text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x…", text)
+    text = re.sub(r"\d+", "N", text)
     return " ".join(text.split())[:200]
 
 

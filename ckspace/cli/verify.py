@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import CkspaceError, UsageError
 
 DEFAULT_UNIT = 1
 MAX_UNIT = 64
@@ -110,7 +110,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
     else:
-        _print_text(result, rev)
+        _print_text(result, rev, args.compiler)
     return 0 if not result.failed and not result.stopped else 1
 
 
@@ -151,7 +151,24 @@ def _console():
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def _print_text(result, rev: str) -> None:
+def _family_name(compiler: str | None, arch: str) -> str:
+    """The toolchain family a proposed rule belongs to: the registry's compiler for the arch (clang 22 in zig for
+    gfx950, Debian clang-19 for the others), else the compiler given."""
+    if compiler:
+        return "toolchain-" + Path(compiler).name.replace("+", "p").replace("_", "-").lower()
+    from ..codegen import toolchain
+
+    if toolchain.find_rocm() is not None:
+        return "toolchain-rocm"
+    found = toolchain.registry_toolchain()
+    try:
+        cmd = found.compiler_for(arch) if found is not None else []
+    except CkspaceError:
+        return "toolchain-registry"
+    return "toolchain-clang22" if cmd and cmd[0].endswith("hipclang-zig") else "toolchain-clang19"
+
+
+def _print_text(result, rev: str, compiler: str | None = None) -> None:
     counts = {s: sum(1 for k in result.kernels if k.status == s) for s in ("ok", "failed", "not-run")}
     cached = sum(1 for k in result.kernels if k.cached)
     print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
@@ -165,7 +182,7 @@ def _print_text(result, rev: str) -> None:
         if k.status == "not-run":
             print(f"  not run {k.name}")
     if result.proposals:
-        family = "toolchain-" + (result.toolchain.split()[0] if result.toolchain else "compiler")
+        family = _family_name(compiler, result.arch)
         print("\nproposed rules (the fewest field values all failures of one error share and no compiled kernel has):")
         for i, p in enumerate(result.proposals, 1):
             print(f"\n# {len(p.kernels)} kernel(s): {p.error}")

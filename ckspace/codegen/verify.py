@@ -57,9 +57,9 @@ class Proposal:
             "[[rule]]",
             f'id = "{family}.proposed-{index}"',
             f'family = "{family}"',
-            f"require = {json.dumps(require)}",
-            f"message = {json.dumps('fails to compile: ' + self.error[:120])}",
-            f"source = {json.dumps('ckspace verify: ' + str(len(self.kernels)) + ' failing kernel(s), e.g. ' + self.kernels[0])}",
+            f"require = {json.dumps(require, ensure_ascii=False)}",
+            f"message = {json.dumps('fails to compile: ' + self.error[:120], ensure_ascii=False)}",
+            f"source = {json.dumps('ckspace verify: ' + str(len(self.kernels)) + ' failing kernel(s), e.g. ' + self.kernels[0], ensure_ascii=False)}",
         ])
 
 
@@ -218,7 +218,7 @@ def error_class(error: str) -> str:
     alike (LLVM's "Cannot select: 0x7ff2...: v2i16,ch = ... Constant:i32<12>" differs in every kernel)."""
     text = re.sub(r"\S+\.(?:hpp|cpp|h):\d+(?::\d+)?:?", "", error)
     text = re.sub(r"'[^']*'", "'…'", text)
-    text = re.sub(r"0x[0-9a-fA-F]+", "0x…", text)
+    text = re.sub(r"\b0x[0-9a-fA-F]+", "ADDR", text)
     text = re.sub(r"\d+", "N", text)
     return " ".join(text.split())[:200]
 

@@ -88,8 +88,10 @@ class KernelSpace:
         """The same arch, rules and data over another catalog (this space when it is the same)."""
         if self.data.catalogs.get(catalog) == self.catalog:
             return self
+        known = self.data.catalogs.get(catalog)
         other = KernelSpace(arch=self.arch, rules=self.rules_spec, constraints_dir=self.constraints_dir,
-                            use_cache=self.use_cache, catalog=self.data.catalogs.get(catalog, catalog))
+                            use_cache=self.use_cache,
+                            catalog=known if known is not None and known.user else catalog)  # a user's list travels
         other.rejected = self.rejected  # one report for the command, whichever space listed the configs
         return other
 

@@ -113,3 +113,27 @@ def test_a_spent_budget_leaves_kernels_not_run_and_exit_1(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 3} and out["compiles"] == 0
     assert "--budget" in out["stopped"]
+
+
+def test_enumerate_toolchain_lists_only_what_that_compiler_builds(capsys):
+    # toolchain-clang22 (rules/toolchain-clang22.toml, from the verify run in docs/build.md): on gfx950 a bf16
+    # bwd_weight kernel without two-stage needs vec_c == 1; checked here on the plain list, independently.
+    base = ["enumerate", "--arch", "gfx950", "--variant", "bwd_weight", "--dtype", "bf16", "--ck-api", "2025.11"]
+    assert main(base) == 0
+    every = capsys.readouterr().out.split()
+    assert main([*base, "--toolchain", "registry"]) == 0
+    built = capsys.readouterr().out.split()
+
+    def builds(name: str) -> bool:
+        cfg = parse_name(name)
+        return cfg["two_stage"] or cfg["vec_c"] == 1
+    assert built == [n for n in every if builds(n)] and len(built) < len(every)
+    # gfx942's registry compiler is clang-19, against which verify has found nothing: the same list
+    assert main(["enumerate", "--arch", "gfx942", "--variant", "bwd_weight", "--dtype", "bf16", "--count",
+                 "--format", "json", "--toolchain", "registry"]) == 0
+    with_tc = json.loads(capsys.readouterr().out)["total"]
+    assert main(["enumerate", "--arch", "gfx942", "--variant", "bwd_weight", "--dtype", "bf16", "--count",
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == with_tc
+    assert main(["enumerate", "--arch", "gfx950", "--toolchain", "gcc"]) == 2
+    assert "unknown --toolchain 'gcc'" in capsys.readouterr().err

@@ -14,23 +14,50 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def add_ck_api_options(p) -> None:
-    """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.codegen.ckapi)."""
+    """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.codegen.ckapi);
+    --toolchain: only what a compiler builds (its family toolchain-NAME, found by `ckspace verify`)."""
     p.add_argument("--ck-api", metavar="REV",
                    help="only kernels this CK Tile API revision can build: 2026.06 (newest: everything), 2025.11, "
                         "or auto (with --ck-include)")
     p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
+    p.add_argument("--toolchain", metavar="NAME",
+                   help="only kernels this compiler builds (its rule family toolchain-NAME, e.g. clang22); registry: "
+                        "the compiler `build` sets up for the arch (clang 22 for gfx950, clang-19 otherwise)")
+
+
+def toolchain_family(name: str, arch: str, families) -> str | None:
+    """The rule family of --toolchain NAME on `arch` (None: that compiler has no known limits); registry is the
+    registry toolchain's compiler for the arch (ckspace.codegen.toolchain: zig's clang 22 for gfx950)."""
+    if name == "registry":
+        name = "clang22" if arch == "gfx950" else "clang19"
+    family = f"toolchain-{name}"
+    if family in families:
+        return family
+    known = sorted(f.removeprefix("toolchain-") for f in families if f.startswith("toolchain-"))
+    if name in ("clang19", "rocm"):
+        return None  # a compiler verify has found nothing against yet
+    raise UsageError(f"unknown --toolchain {name!r}; choices: registry, {', '.join(known)}, clang19, rocm")
 
 
 def rules_with_ck_api(args) -> str | None:
-    """`--rules` plus the rule families of `--ck-api` (None and an unset --ck-api leave --rules as it is)."""
+    """`--rules` plus the rule families of `--ck-api` and `--toolchain` (unset, they leave --rules as it is)."""
+    rules = args.rules
+    toolchain = getattr(args, "toolchain", None)
+    if toolchain:
+        from ..rules.data import load
+
+        data = load(Path(args.constraints) if getattr(args, "constraints", None) else None)
+        family = toolchain_family(toolchain, getattr(args, "arch", "gfx950"), data.families)
+        if family is not None:
+            rules = f"{rules},+{family}" if rules else f"+{family}"
     ck_api = getattr(args, "ck_api", None)
     if ck_api is None:
         if getattr(args, "ck_include", None):
             raise UsageError("--ck-include is read only with --ck-api auto")
-        return args.rules
+        return rules
     from ..codegen.ckapi import combine_rules
 
-    return combine_rules(args.rules, ck_api, args.ck_include)
+    return combine_rules(rules, ck_api, args.ck_include)
 
 
 def add_over_option(p: argparse.ArgumentParser) -> None:

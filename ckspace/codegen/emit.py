@@ -190,7 +190,9 @@ def sweep_leftovers(root: Path) -> int:
     removed = sweep_temporaries(root, (*EMITTED_DIRS, STATE_DIR))
     obj = root / OBJ_DIR
     if obj.is_dir():
-        for path in obj.rglob("*.o.tmp"):  # the compile rule's `-o $out.tmp` (build.ninja.j2)
+        # the compile rule's `-o $out.tmp` (build.ninja.j2), and the compiler's own temporary for it
+        # (`<obj>-XXXXXXXX.tmp.tmp`, left when the compiler is killed): obj/ holds nothing else ending in .tmp
+        for path in obj.rglob("*.tmp"):
             try:
                 path.unlink()
                 removed += 1

@@ -137,3 +137,48 @@ def test_enumerate_toolchain_lists_only_what_that_compiler_builds(capsys):
     assert json.loads(capsys.readouterr().out)["total"] == with_tc
     assert main(["enumerate", "--arch", "gfx950", "--toolchain", "gcc"]) == 2
     assert "unknown --toolchain 'gcc'" in capsys.readouterr().err
+
+
+FAKE_CC = """#!{python}
+# A stand-in compiler: writes the object (and its depfile) after holding {mib} MiB; a unit that includes the kernel
+# named in $CKSPACE_TEST_SLOW sleeps first, so that a deadline finds it running.
+import os, sys, time
+args = sys.argv[1:]
+out = args[args.index("-o") + 1]
+src = next(a for a in args if a.endswith(".cpp"))
+slow = os.environ.get("CKSPACE_TEST_SLOW")
+if slow and slow in open(src).read():
+    time.sleep(120)
+held = bytearray({mib} * 1024 * 1024)
+held[::4096] = b"x" * len(held[::4096])
+open(args[args.index("-MF") + 1], "w").write(out.removesuffix(".tmp") + ": " + src + "\\n")
+open(out, "wb").write(b"object")
+"""
+
+
+def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_path, monkeypatch):
+    import sys
+    import time
+
+    fake = tmp_path / "fakecc"
+    fake.write_text(FAKE_CC.format(python=sys.executable, mib=160))
+    fake.chmod(0o755)
+    (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
+    space, configs = _kernels("gfx950", 3)
+    slow = str(configs[1]["name"])
+    monkeypatch.setenv("CKSPACE_TEST_SLOW", slow)
+    common = dict(revision="2025.11", unit_size=1, jobs=3, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    started = time.monotonic()
+    first = V.verify(space, configs, tmp_path / "v", budget=8, **common)
+    assert time.monotonic() - started < 60  # the sleeping compile was stopped at the deadline, not waited for
+    status = {k.name: k.status for k in first.kernels}
+    assert status == {str(c["name"]): ("not-run" if c["name"] == slow else "ok") for c in configs}
+    assert "--budget" in first.stopped and first.compiles == 2
+    # each compile's peak memory, measured by ckspace/codegen/rusage.py around the compiler (160 MiB held)
+    assert all(160 <= k.peak_mib < 1024 for k in first.kernels if k.status == "ok")
+    assert not list((tmp_path / "v").rglob("*.tmp"))  # the stopped compile left no half-written object
+    monkeypatch.delenv("CKSPACE_TEST_SLOW")
+    second = V.verify(space, configs, tmp_path / "v", **common)
+    assert {k.name: k.status for k in second.kernels} == {str(c["name"]): "ok" for c in configs}
+    assert second.compiles == 1 and not second.stopped
+    assert {k.name for k in second.kernels if not k.cached} == {slow}

@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
                       help="(default) the fewest kernels covering every value and value pair of --objective")
     pick.add_argument("--sample", type=int, metavar="N", help="N kernels drawn uniformly (--seed)")
     pick.add_argument("--all", action="store_true", help="every kernel of the set")
+    pick.add_argument("--names", metavar="FILE",
+                      help="exactly these kernels, one name per line (- for stdin; blank and # lines skipped), e.g. "
+                           "a list picked on another machine; no solving is needed")
     v.add_argument("--objective", default="tests", metavar="NAME|FILE",
                    help="with --cover: the coverage objective (tests: default, tiny, or a file)")
     v.add_argument("--seed", default="0", help="with --sample: the random seed (default 0)")
@@ -90,12 +93,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
-    configs = space.select(args.set, **filters)
+    if args.names is not None:
+        if args.set != "full" or args.over or any(filters.values()):
+            raise UsageError("--names lists the kernels itself: drop --set, --over, --variant, --ndim, --dtype and --where")
+        configs = _named(space, args.names)
+    else:
+        configs = space.select(args.set, **filters)
     if args.sample is not None:
         from ..select.sample import sample
 
         configs = sample(configs, args.sample, seed)
-    elif not args.all:
+    elif not args.all and args.names is None:
         configs = _covering(space, configs, args.objective)
     if len(configs) > args.max_kernels:
         raise UsageError(f"{len(configs):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
@@ -112,6 +120,27 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         _print_text(result, rev, args.compiler)
     return 0 if not result.failed and not result.stopped else 1
+
+
+def _named(space, path: str) -> list[dict[str, object]]:
+    """The configs of the names in a file, each parsed (a malformed one is one error line, exit 2). A name the model
+    rejects on the arch is compiled all the same, with a warning: verify tests the model as much as the compiler."""
+    from ..select.selection import read_names
+
+    names = read_names(path, "--names")
+    configs, seen = [], set()
+    for name in names:
+        if name in seen:
+            continue
+        seen.add(name)
+        config = space.parse(name)
+        config["name"] = name
+        broken = [v for v in space.check(config) if v.enabled]
+        if broken:
+            print(f"warning: {name}: the model rejects it on {space.arch} ({broken[0].rule}); compiled all the same",
+                  file=sys.stderr)
+        configs.append(config)
+    return configs
 
 
 def _revision(args: argparse.Namespace, ckapi) -> str:
@@ -175,6 +204,9 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
           f"{f' ({cached} from earlier runs)' if cached else ''}; {result.compiles} compile units in "
           f"{result.rounds} rounds, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
+    peaks = sorted(k.peak_mib for k in result.kernels if k.peak_mib is not None)
+    if peaks:
+        print(f"peak memory per compile unit: median {peaks[len(peaks) // 2]:,.0f} MiB, max {peaks[-1]:,.0f} MiB")
     for k in result.kernels:
         if k.status == "failed":
             print(f"  FAILED {k.name}: {k.error}")

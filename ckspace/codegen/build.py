@@ -116,6 +116,7 @@ class BuildResult:
     seconds: float = 0.0
     toolchain: str = ""
     log: Path | None = None
+    stopped: bool = False  # the deadline came first: ninja was stopped, the units it had not finished are not built
 
     @property
     def ok(self) -> bool:
@@ -195,16 +196,26 @@ def _check_revision(data: Mapping, inc: Path) -> None:
 def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[str] | None = None,
           compiler: str | None = None, launcher: str | None = None, ck_include: str | Path | None = None,
           progress: Callable[[int, int, str], None] | None = None, log: Callable[[str], None] | None = None,
-          env: Mapping[str, str] | None = None) -> BuildResult:
-    """Run ninja over an emitted directory; return the outcome (failures mapped to kernels)."""
+          env: Mapping[str, str] | None = None, deadline: float | None = None,
+          measure: Path | None = None) -> BuildResult:
+    """Run ninja over an emitted directory; return the outcome (failures mapped to kernels).
+
+    `deadline` (time.monotonic()): ninja is stopped then, as on Ctrl-C but without raising; the result says
+    `stopped`, and the next build resumes. `measure`: a file that gets one line per compile with its peak memory
+    (ckspace/codegen/rusage.py is put in front of each compile)."""
     root = Path(out_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
     with M.locked(root):
-        return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env)
+        return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
+                             deadline, measure)
 
 
-def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env) -> BuildResult:
+MEASURE = Path(__file__).with_name("rusage.py")
+
+
+def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
+                  deadline: float | None = None, measure: Path | None = None) -> BuildResult:
     _remove_leftover_temps(root)  # before writing anything: a killed build's half-written files
     data, archs, tc = prepare(root, offload_archs, compiler, launcher, ck_include, log)
     from .emit import object_path
@@ -214,8 +225,11 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
     cmd = [ninja, "-C", str(root), "-k", "0"]
     if jobs:
         cmd += ["-j", str(jobs)]
+    launch = resolve_launcher(launcher)
+    if measure is not None:
+        launch = [sys.executable, str(MEASURE), str(measure), *launch]
     run_env = {**os.environ, **(env or {}), "NINJA_STATUS": f"{STATUS_PREFIX}%f %t %r] ",
-               "CKSPACE_LAUNCHER": _shell_join(resolve_launcher(launcher))}
+               "CKSPACE_LAUNCHER": _shell_join(launch)}
     if launcher and Path(launcher).name == "distcc":
         # a CK compile unit takes minutes; distcc gives up on a silent server after 300 s by default
         run_env.setdefault("DISTCC_IO_TIMEOUT", "3600")
@@ -223,6 +237,7 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
     result = BuildResult(root, archs, objects, toolchain=tc.description)
     proc = _start_ninja(cmd, run_env)
     output: list[str] = []
+    timer = _stop_at(deadline, proc)
     try:
         _follow(proc, output, progress)
     except BaseException:  # Ctrl-C, SIGTERM (Terminated), or an error here: no compiler may outlive this build
@@ -230,6 +245,20 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
             stop_session(proc)
             _remove_leftover_temps(root)
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if timer is not None and timer.fired:
+        with deferred():
+            stop_session(proc)
+            _remove_leftover_temps(root)
+        result.stopped = True
+        result.seconds = time.perf_counter() - started
+        result.log = _write_log(root, cmd, output)
+        # a compile that ninja stopped is no failure; one that failed before the deadline is
+        result.failures = [f for f in parse_failures(output, data) if not _was_stopped(f)]
+        result.built = sum(1 for o in objects if (root / o).is_file())
+        return result
     if proc.returncode in (130, -signal.SIGINT, -signal.SIGTERM) or any("interrupted by user" in line
                                                                          for line in output[-3:]):
         # ninja was stopped by a signal that was not ours (someone signalled it directly): the same outcome as a
@@ -246,6 +275,36 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
         result.failures = [Failure("(ninja)", "", [], tail or f"ninja exited with {proc.returncode}")]
     result.built = sum(1 for o in objects if (root / o).is_file())
     return result
+
+
+class _Deadline:
+    """A timer that stops ninja (SIGTERM to its group: ninja stops its compiles and exits) at a monotonic time."""
+
+    def __init__(self, deadline: float, proc: subprocess.Popen):
+        import threading
+
+        self.fired = False
+        self._proc = proc
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        if self._proc.poll() is None:
+            self.fired = True
+            _signal_group(self._proc.pid, signal.SIGTERM)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _stop_at(deadline: float | None, proc: subprocess.Popen) -> _Deadline | None:
+    return None if deadline is None else _Deadline(deadline, proc)
+
+
+def _was_stopped(failure: Failure) -> bool:
+    """A unit whose compiler ended by ninja's SIGTERM (or our SIGKILL after it), not by an error of its own."""
+    return not _ERROR.search(failure.error)
 
 
 def _follow(proc: subprocess.Popen, output: list[str], progress: Callable[[int, int, str], None] | None) -> None:

@@ -39,6 +39,7 @@ class KernelResult:
     seconds: float | None = None  # the compile of its smallest unit, per kernel of that unit
     unit_size: int = 0  # the size of the smallest unit it was compiled in
     cached: bool = False
+    peak_mib: float | None = None  # the peak memory of that unit's compile (all its kernels together)
 
 
 @dataclass
@@ -85,6 +86,7 @@ class VerifyResult:
             "counts": {s: sum(1 for k in self.kernels if k.status == s) for s in ("ok", "failed", "not-run")},
             "kernels": [{"name": k.name, "status": k.status, "error": k.error or None,
                          "seconds": None if k.seconds is None else round(k.seconds, 1), "unit_size": k.unit_size,
+                         "peak_mib": None if k.peak_mib is None else round(k.peak_mib),
                          "cached": k.cached} for k in self.kernels],
             "proposals": [{"error": p.error, "kernels": p.kernels,
                            "conditions": None if p.conditions is None else [list(c) for c in p.conditions]}
@@ -132,6 +134,34 @@ def _unit_seconds(root: Path) -> dict[str, float]:
     return out
 
 
+COMPILES_LOG = "compiles.log"  # one line per compile, by ckspace/codegen/rusage.py
+
+
+def _measured(log: Path, offset: int) -> dict[str, tuple[float, float, int]]:
+    """The compiles of one round (the log's lines after `offset`): object -> (peak MiB, seconds, exit status)."""
+    out: dict[str, tuple[float, float, int]] = {}
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        parts = line.split("\t")
+        try:
+            out[parts[0]] = (int(parts[1]) / 1024.0, float(parts[2]), int(parts[3]))
+        except (IndexError, ValueError):
+            continue
+    return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
            unit_size: int = 1, jobs: int | None = None, budget: float | None = None, compiler: str | None = None,
            ck_include: str | None = None, log: Callable[[str], None] | None = None,
@@ -158,7 +188,7 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
         hit = results.get(keys[n])
         if hit is not None:
             verdicts[n] = KernelResult(n, hit["status"], hit.get("error", ""), hit.get("seconds"),
-                                       int(hit.get("unit_size", 0) or 0), cached=True)
+                                       int(hit.get("unit_size", 0) or 0), cached=True, peak_mib=hit.get("peak_mib"))
         else:
             pending.append(n)
 
@@ -166,8 +196,10 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
     done = 0
     batch = max(unit_size, 1) * max(jobs or 2, 1) * 2  # units per round ≈ 2 per job: the budget is checked often
     queue: list[list[str]] = [pending[i:i + unit_size] for i in range(0, len(pending), max(unit_size, 1))]
+    deadline = None if budget is None else started + budget
+    log_path = root / COMPILES_LOG
     while queue:
-        if budget is not None and time.monotonic() - started > budget:
+        if deadline is not None and time.monotonic() >= deadline:
             result.stopped = f"--budget {budget:.0f}s spent"
             break
         units: list[list[str]] = []
@@ -178,30 +210,49 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
         emit(space, [by_name[n] for u in units for n in u], work, revision=revision, units=units)
         if after_emit is not None:
             after_emit(work)
-        built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log)
+        offset = _size(log_path)
+        built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
+                        deadline=deadline, measure=log_path)
         result.toolchain = built.toolchain
-        result.compiles += len(units)
         seconds = _unit_seconds(work)
+        measured = _measured(log_path, offset)
         failed_by_unit = {f.unit: f for f in built.failures}
+        unfinished: list[list[str]] = []
         for index, unit in enumerate(units):
             rel = f"units/grouped_conv_instances_{index:04d}.cpp"
+            obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
             failure = failed_by_unit.get(rel)
+            cost = measured.get(obj)
+            if built.stopped and failure is None and (cost is None or cost[2] != 0 or not (work / obj).is_file()):
+                unfinished.append(unit)  # stopped at the deadline before it was compiled: the next run does it
+                continue
+            result.compiles += 1
             if failure is None:
-                obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
-                per = seconds.get(obj)
+                per = cost[1] if cost is not None else seconds.get(obj)
+                peak = cost[0] if cost is not None else None
                 for n in unit:
-                    verdicts[n] = KernelResult(n, "ok", "", None if per is None else per / len(unit), len(unit))
-                    results[keys[n]] = {"status": "ok", "seconds": verdicts[n].seconds, "unit_size": len(unit)}
+                    verdicts[n] = KernelResult(n, "ok", "", None if per is None else per / len(unit), len(unit),
+                                               peak_mib=peak)
+                    results[keys[n]] = {"status": "ok", "seconds": verdicts[n].seconds, "unit_size": len(unit),
+                                        "peak_mib": peak}
                 done += len(unit)
             elif len(unit) == 1:
                 n = unit[0]
-                verdicts[n] = KernelResult(n, "failed", failure.error, None, 1)
-                results[keys[n]] = {"status": "failed", "error": failure.error, "unit_size": 1}
+                peak = cost[0] if cost is not None else None
+                verdicts[n] = KernelResult(n, "failed", failure.error, cost[1] if cost is not None else None, 1,
+                                           peak_mib=peak)
+                results[keys[n]] = {"status": "failed", "error": failure.error, "unit_size": 1,
+                                    "seconds": verdicts[n].seconds, "peak_mib": peak}
                 done += 1
             else:  # bisect: both halves go back to the front of the queue
                 half = math.ceil(len(unit) / 2)
                 queue[:0] = [unit[:half], unit[half:]]
         _save_results(root, results)
+        if unfinished:
+            queue[:0] = unfinished
+        if built.stopped:
+            result.stopped = f"--budget {budget:.0f}s spent"
+            break
         if progress is not None:
             progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
     for n in names:

@@ -68,7 +68,7 @@ CASES: list[tuple[list[str], str]] = [
     (["emit", "--arch", "gfx950", "--set", "tiny", "-o", "OUT", "--ndim", "2x"], "unknown ndim '2x'"),
     (["emit", "--arch", "gfx950", "--set", "tiny", "-o", "OUT", "--ck-api", "2024"], "2024"),
     (["emit", "--arch", "gfx950", "--rules", "-ck-curation", "-o", "OUT"], "more than --max-kernels 100,000"),
-    (["emit", "--arch", "gfx950", "--max-kernels", "100", "-o", "OUT"], "14,048 kernels, more than --max-kernels 100"),
+    (["emit", "--arch", "gfx950", "--toolchain", "none", "--max-kernels", "100", "-o", "OUT"], "14,048 kernels, more than --max-kernels 100"),
     (["emit", "--arch", "gfx950", "--max-kernels", "0", "-o", "OUT"], "--max-kernels must be at least 1"),
     (["build", "/nonexistent/out"], "/nonexistent/out"),
     (["build", "OUT", "-j", "x"], "invalid int value"),

@@ -99,7 +99,8 @@ def test_error_classes_ignore_paths_and_quoted_names():
 
 
 def test_verify_usage_errors_are_one_line(tmp_path, capsys):
-    for extra in (["--unit-size", "0"], ["--budget", "0"], ["--sample", "0"], ["--set", "nope"], ["-j", "0"]):
+    for extra in (["--unit-size", "0"], ["--budget", "0"], ["--sample", "0"], ["--set", "nope"], ["-j", "0"],
+                  ["--toolchain", "nope"], ["--names", "/nonexistent/names.txt"], ["--names", "-", "--set", "tiny"]):
         assert main(["verify", "--arch", "gfx950", "-o", str(tmp_path / "v"), *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("ckspace: error: "), (extra, err)
@@ -182,3 +183,46 @@ def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_
     assert {k.name: k.status for k in second.kernels} == {str(c["name"]): "ok" for c in configs}
     assert second.compiles == 1 and not second.stopped
     assert {k.name for k in second.kernels if not k.cached} == {slow}
+
+
+def _builds_with_clang22(name: str) -> bool:
+    cfg = parse_name(name)
+    return bool(cfg["two_stage"]) or cfg["vec_c"] == 1
+
+
+BF16_BWD_WEIGHT = ["--arch", "gfx950", "--variant", "bwd_weight", "--dtype", "bf16", "--ndim", "2", "--where",
+                   "pipeline == 'compv3'", "--ck-api", "2025.11"]
+
+
+def test_emit_leaves_out_what_the_build_compiler_cannot_build_unless_told(tmp_path, capsys, monkeypatch):
+    from ckspace.codegen import toolchain
+
+    monkeypatch.setattr(toolchain, "find_rocm", lambda: None)  # the registry toolchain is what build would use
+    assert main(["enumerate", *BF16_BWD_WEIGHT]) == 0
+    every = capsys.readouterr().out.split()
+    assert main(["emit", *BF16_BWD_WEIGHT, "-o", str(tmp_path / "auto")]) == 0
+    assert "toolchain-clang22 on" in capsys.readouterr().out
+    emitted = sorted(json.loads((tmp_path / "auto" / "manifest.json").read_text())["kernels"])
+    assert emitted == sorted(n for n in every if _builds_with_clang22(n))
+    assert main(["emit", *BF16_BWD_WEIGHT, "-o", str(tmp_path / "none"), "--toolchain", "none"]) == 0
+    kept = sorted(json.loads((tmp_path / "none" / "manifest.json").read_text())["kernels"])
+    assert kept == sorted(every) and len(kept) > len(emitted)
+    capsys.readouterr()
+    # build refuses, in a second and before any compile, the kernels its compiler is known not to build
+    assert main(["build", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    failing = [n for n in kept if not _builds_with_clang22(n)]
+    assert len(err) == len(failing) + 1
+    assert all(f"{n} does not build on gfx950 with toolchain-clang22" in line for n, line in zip(failing, err))
+    assert "--force" in err[-1] and not (tmp_path / "none" / "obj").exists()
+    assert main(["emit", *BF16_BWD_WEIGHT, "-o", str(tmp_path / "x"), "--toolchain", "clang99"]) == 2
+    assert "auto, registry, none" in capsys.readouterr().err
+
+
+def test_each_compiler_has_its_family_name():
+    from ckspace.codegen import toolchain
+
+    assert toolchain.family_of_command(["/c/toolchain-v2/bin/hipclang-zig"]) == "clang22"
+    assert toolchain.family_of_command(["/c/toolchain-v2/bin/hipclang-19"]) == "clang19"
+    assert toolchain.family_of_command(["/opt/rocm/bin/amdclang++", "-x", "hip"]) == "amdclangpp"
+    assert toolchain.family_for("gfx942", "/usr/bin/clang_20") == "clang-20"

@@ -39,6 +39,10 @@ def add_parsers(sub) -> None:
     em.add_argument("--ck-api", default=None, metavar="REV",
                     help="CK Tile API revision of the templates: 2026.06 (default, newest), 2025.11, or auto")
     em.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
+    em.add_argument("--toolchain", default="auto", metavar="NAME",
+                    help="leave out the kernels this compiler's family (toolchain-NAME, found by `ckspace verify`) "
+                         "says it cannot build: auto (default: the compiler `build` will use: ROCm's, else the "
+                         "registry toolchain's for the arch), registry, clang22, ..., or none")
     em.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="N",
                     help=f"instances per compile unit and per registration chunk (default {DEFAULT_CHUNK_SIZE})")
     em.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
@@ -56,7 +60,8 @@ def add_parsers(sub) -> None:
     bu.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (default: ROCm's, else the registry toolchain's)")
     bu.add_argument("--no-check", action="store_true", help="do not check the objects' ELF flags and kernel symbols")
     bu.add_argument("--force", action="store_true",
-                    help="compile for an --offload-arch even where the model says kernels are invalid there")
+                    help="compile even kernels the model says cannot build: invalid on an --offload-arch, or known "
+                         "to fail with the compiler (its family toolchain-NAME)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +102,10 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     from ..codegen import emit as EM
     from ..space import Space
 
-    rules = ckapi.combine_rules(args.rules, rev)
+    from .options import with_toolchain
+
+    rules, family = with_toolchain(args.rules, args.toolchain, arch, args.constraints)
+    rules = ckapi.combine_rules(rules, rev)
     t0 = time.perf_counter()
     from ..select.sets import is_selection
     from .options import catalog_from_args
@@ -111,13 +119,13 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
                              "narrow it (--set, --variant, --ndim, --dtype, --where) or raise --max-kernels")
     configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
-                 "where": args.where, "rules": args.rules}
+                 "where": args.where, "rules": args.rules, "toolchain": family}
     result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
     from . import output
 
     output.report_rejected(space)
     elapsed = time.perf_counter() - t0
-    print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}) into {args.output}: "
+    print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}{f', {family} on' if family else ''}) into {args.output}: "
           f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}; files {result.stats.summary()}; "
           f"{elapsed:.1f}s")
     if result.stats.kept_edited:
@@ -153,6 +161,35 @@ def _refuse_wrong_arch(root: Path, archs: list[str]) -> None:
                          "emit for that arch, or --force to compile anyway")
 
 
+def _refuse_known_failures(root: Path, archs: list[str] | None, compiler: str | None) -> None:
+    """Kernels the compiler `build` will use is known not to build (its family toolchain-NAME, from `ckspace verify`):
+    one line each, before the compile that would fail after minutes."""
+    from ..codegen import archcheck, toolchain
+    from ..codegen.manifest import require
+    from ..rules.data import load
+
+    manifest = require(root)
+    families = load().families
+    bad = 0
+    named = []
+    for arch in archs or manifest.get("build_archs") or [manifest["arch"]]:
+        family = "toolchain-" + toolchain.family_for(arch, compiler)
+        if family not in families:
+            continue
+        invalid = [(n, v) for n, v in archcheck.invalid_on(manifest, arch, families=(family,)) if v.family == family]
+        for name, verdict in invalid[:MAX_INVALID_SHOWN]:
+            print(f"ckspace: error: {name} does not build on {arch} with {family}: {verdict.rule}: {verdict.message}",
+                  file=sys.stderr)
+        if len(invalid) > MAX_INVALID_SHOWN:
+            print(f"ckspace: error: ... {len(invalid) - MAX_INVALID_SHOWN:,} more", file=sys.stderr)
+        bad += len(invalid)
+        named.append(family)
+    if bad:
+        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {root} {'are' if bad != 1 else 'is'} known not to "
+                         f"build with this compiler ({', '.join(sorted(set(named)))}); re-emit (emit leaves them out "
+                         "with --toolchain auto), or --force to compile anyway")
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
@@ -169,6 +206,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise UsageError("-j must be at least 1")
     if archs and not args.force:
         _refuse_wrong_arch(Path(args.dir), archs)
+    if not args.force:
+        _refuse_known_failures(Path(args.dir), archs, args.compiler)
     err = _console(stderr=True)
     progress = Progress(TextColumn("[bold]compile"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=False)

@@ -22,34 +22,50 @@ def add_ck_api_options(p) -> None:
     p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
     p.add_argument("--toolchain", metavar="NAME",
                    help="only kernels this compiler builds (its rule family toolchain-NAME, e.g. clang22); registry: "
-                        "the compiler `build` sets up for the arch (clang 22 for gfx950, clang-19 otherwise)")
+                        "the compiler `build` sets up for the arch (clang 22 for gfx950, clang-19 otherwise); auto: "
+                        "the compiler `build` will use (ROCm's, else the registry's)")
 
 
-def toolchain_family(name: str, arch: str, families) -> str | None:
-    """The rule family of --toolchain NAME on `arch` (None: that compiler has no known limits); registry is the
-    registry toolchain's compiler for the arch (ckspace.codegen.toolchain: zig's clang 22 for gfx950)."""
+def toolchain_family(name: str, arch: str, families, compiler: str | None = None) -> str | None:
+    """The rule family of --toolchain NAME on `arch` (None: none, or that compiler has no known limits). registry
+    is the registry toolchain's compiler for the arch (ckspace.codegen.toolchain: zig's clang 22 for gfx950); auto is
+    the compiler `build` will use (--compiler, else ROCm, else the registry's); none switches no family on."""
+    if name == "none":
+        return None
+    from ..codegen import toolchain
+
+    typed = name not in ("registry", "auto")
     if name == "registry":
-        name = "clang22" if arch == "gfx950" else "clang19"
+        name = toolchain.registry_family(arch)
+    elif name == "auto":
+        name = toolchain.family_for(arch, compiler)
     family = f"toolchain-{name}"
     if family in families:
         return family
     known = sorted(f.removeprefix("toolchain-") for f in families if f.startswith("toolchain-"))
-    if name in ("clang19", "rocm"):
+    if name in ("clang19", "rocm") or not typed:
         return None  # a compiler verify has found nothing against yet
-    raise UsageError(f"unknown --toolchain {name!r}; choices: registry, {', '.join(known)}, clang19, rocm")
+    raise UsageError(f"unknown --toolchain {name!r}; choices: auto, registry, none, {', '.join(known)}, clang19, rocm")
+
+
+def with_toolchain(rules: str | None, name: str | None, arch: str, constraints: str | None,
+                   compiler: str | None = None) -> tuple[str | None, str | None]:
+    """`rules` with the family of --toolchain NAME switched on, and that family (None: none)."""
+    if not name:
+        return rules, None
+    from ..rules.data import load
+
+    data = load(Path(constraints) if constraints else None)
+    family = toolchain_family(name, arch, data.families, compiler)
+    if family is None:
+        return rules, None
+    return (f"{rules},+{family}" if rules else f"+{family}"), family
 
 
 def rules_with_ck_api(args) -> str | None:
     """`--rules` plus the rule families of `--ck-api` and `--toolchain` (unset, they leave --rules as it is)."""
-    rules = args.rules
-    toolchain = getattr(args, "toolchain", None)
-    if toolchain:
-        from ..rules.data import load
-
-        data = load(Path(args.constraints) if getattr(args, "constraints", None) else None)
-        family = toolchain_family(toolchain, getattr(args, "arch", "gfx950"), data.families)
-        if family is not None:
-            rules = f"{rules},+{family}" if rules else f"+{family}"
+    rules, _ = with_toolchain(args.rules, getattr(args, "toolchain", None), getattr(args, "arch", "gfx950"),
+                              getattr(args, "constraints", None))
     ck_api = getattr(args, "ck_api", None)
     if ck_api is None:
         if getattr(args, "ck_include", None):

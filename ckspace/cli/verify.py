@@ -48,6 +48,10 @@ def add_parser(sub) -> None:
                    help="CK Tile API revision of the C++ (default: the one the build toolchain's headers are)")
     v.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (default: ROCm's, else the registry toolchain's)")
     v.add_argument("--compiler", metavar="PATH", help="a HIP clang (default: ROCm's, else the registry toolchain)")
+    v.add_argument("--toolchain", default="auto", metavar="NAME",
+                   help="leave out what this compiler's family (toolchain-NAME) says it cannot build: auto (default: "
+                        "the compiler used), registry, clang22, ..., or none to compile those kernels too (to check "
+                        "whether a rule still holds)")
     v.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="parallel compiles (default: ninja's)")
     v.add_argument("--unit-size", type=int, default=DEFAULT_UNIT, metavar="K",
                    help=f"kernels per compile unit (default {DEFAULT_UNIT}; a failing unit is bisected to its kernels)")
@@ -86,7 +90,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .options import catalog_from_args
 
     args.ck_config = None
-    space = Space(arch=arch, rules=ckapi.combine_rules(args.rules, rev), constraints_dir=args.constraints,
+    from .options import with_toolchain
+
+    rules, family = with_toolchain(args.rules, args.toolchain, arch, args.constraints, args.compiler)
+    space = Space(arch=arch, rules=ckapi.combine_rules(rules, rev), constraints_dir=args.constraints,
                   use_cache=not args.no_cache, catalog=catalog_from_args(args))
     workdir = Path(args.output) if args.output else _default_workdir(arch)
     from ..codegen.manifest import ensure_dir
@@ -112,7 +119,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("no kernel to verify: the set and filters leave none")
     err = _console()
     log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
-    log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}) in {workdir}")
+    log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}"
+        f"{f', {family} on' if family else ''}) in {workdir}")
     result = V.verify(space, configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
                       budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log)
     if args.format == "json":
@@ -181,20 +189,10 @@ def _console():
 
 
 def _family_name(compiler: str | None, arch: str) -> str:
-    """The toolchain family a proposed rule belongs to: the registry's compiler for the arch (clang 22 in zig for
-    gfx950, Debian clang-19 for the others), else the compiler given."""
-    if compiler:
-        return "toolchain-" + Path(compiler).name.replace("+", "p").replace("_", "-").lower()
+    """The toolchain family a proposed rule belongs to: the family of the compiler verify used."""
     from ..codegen import toolchain
 
-    if toolchain.find_rocm() is not None:
-        return "toolchain-rocm"
-    found = toolchain.registry_toolchain()
-    try:
-        cmd = found.compiler_for(arch) if found is not None else []
-    except CkspaceError:
-        return "toolchain-registry"
-    return "toolchain-clang22" if cmd and cmd[0].endswith("hipclang-zig") else "toolchain-clang19"
+    return "toolchain-" + toolchain.family_for(arch, compiler)
 
 
 def _print_text(result, rev: str, compiler: str | None = None) -> None:

@@ -51,6 +51,38 @@ CLANG19_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100", "
 FORBIDDEN_PAIR = ("-amdgpu-early-inline-all=true", "-amdgpu-function-calls=false")
 
 
+# the rule family (toolchain-NAME) of each compiler: what `ckspace verify` found it cannot build
+REGISTRY_FAMILIES = {"hipclang-zig": "clang22", "hipclang-19": "clang19"}
+
+
+def family_of_command(cmd: Sequence[str]) -> str:
+    """The NAME of the toolchain-NAME family of a compile command: the registry's wrappers by their name, else the
+    compiler's file name (amdclang++ -> amdclangpp)."""
+    name = Path(cmd[0]).name if cmd else ""
+    return REGISTRY_FAMILIES.get(name) or name.replace("+", "p").replace("_", "-").lower() or "unknown"
+
+
+def family_for(arch: str, compiler: str | None = None) -> str:
+    """The family NAME of the compiler `build` would use for `arch`, found without setting anything up: --compiler,
+    else ROCm (rocm), else the registry toolchain's compiler for the arch (set up or not: its recipe decides)."""
+    if compiler:
+        return family_of_command([compiler])
+    if find_rocm() is not None:
+        return "rocm"
+    return registry_family(arch)
+
+
+def registry_family(arch: str) -> str:
+    """The family NAME of the registry toolchain's compiler for `arch` (as `setup` maps the archs)."""
+    tc = registry_toolchain()
+    if tc is not None:
+        try:
+            return family_of_command(tc.compiler_for(arch))
+        except CkspaceError:
+            pass
+    return "clang19" if arch.split(":")[0] in CLANG19_ARCHS else "clang22"
+
+
 class ToolchainError(CkspaceError):
     """No compiler, and the registry toolchain cannot be set up (exit 2)."""
 

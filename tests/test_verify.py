@@ -129,7 +129,7 @@ def test_enumerate_toolchain_lists_only_what_that_compiler_builds(capsys):
         cfg = parse_name(name)
         return cfg["two_stage"] or cfg["vec_c"] == 1
     assert built == [n for n in every if builds(n)] and len(built) < len(every)
-    # gfx942's registry compiler is clang-19, against which verify has found nothing: the same list
+    # on gfx942 toolchain-clang22 has no rule (verify found nothing there): the same list
     assert main(["enumerate", "--arch", "gfx942", "--variant", "bwd_weight", "--dtype", "bf16", "--count",
                  "--format", "json", "--toolchain", "registry"]) == 0
     with_tc = json.loads(capsys.readouterr().out)["total"]
@@ -150,6 +150,10 @@ src = next(a for a in args if a.endswith(".cpp"))
 slow = os.environ.get("CKSPACE_TEST_SLOW")
 if slow and slow in open(src).read():
     time.sleep(120)
+fail = os.environ.get("CKSPACE_TEST_FAIL")
+if fail and fail in open(src).read():
+    sys.stderr.write(src + ":1:1: error: fake backend failure: Cannot select 0x5555\\n")
+    sys.exit(1)
 held = bytearray({mib} * 1024 * 1024)
 held[::4096] = b"x" * len(held[::4096])
 open(args[args.index("-MF") + 1], "w").write(out.removesuffix(".tmp") + ": " + src + "\\n")
@@ -226,3 +230,48 @@ def test_each_compiler_has_its_family_name():
     assert toolchain.family_of_command(["/c/toolchain-v2/bin/hipclang-19"]) == "clang19"
     assert toolchain.family_of_command(["/opt/rocm/bin/amdclang++", "-x", "hip"]) == "amdclangpp"
     assert toolchain.family_for("gfx942", "/usr/bin/clang_20") == "clang-20"
+
+
+def test_record_appends_the_proposed_rules_to_a_rule_file(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from ckspace.rules.data_schema import RULES_FILE
+    from ckspace.rules.schema import tomllib
+
+    fake = tmp_path / "fakecc"
+    fake.write_text(FAKE_CC.format(python=sys.executable, mib=16))
+    fake.chmod(0o755)
+    (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
+    space, configs = _kernels("gfx950", 4)
+    names = sorted(str(c["name"]) for c in configs)
+    broken = names[1]
+    monkeypatch.setenv("CKSPACE_TEST_FAIL", broken)
+    (tmp_path / "names.txt").write_text("# four kernels\n" + "\n".join(names) + "\n\n")
+    record = tmp_path / "rules" / "toolchain-fakecc.toml"
+    args = ["verify", "--arch", "gfx950", "--names", str(tmp_path / "names.txt"), "--ck-api", "2025.11",
+            "--compiler", str(fake), "--ck-include", str(tmp_path / "inc"), "--unit-size", "4", "-j", "2",
+            "-o", str(tmp_path / "v"), "--record", str(record)]
+    # a rule file that cannot take rules stops verify before any compile
+    assert main([*args[:-1], str(tmp_path)]) == 2
+    assert "a directory" in capsys.readouterr().err
+    record.parent.mkdir()
+    record.write_text("[[rule]\n")
+    assert main(args) == 2 and "not a readable TOML rule file" in capsys.readouterr().err
+    assert not (tmp_path / "v" / "verify-results.json").exists()
+    record.unlink()
+    assert main(args) == 1
+    out = capsys.readouterr()
+    assert f"FAILED {broken}" in out.out and "1 proposed rule(s) appended" in out.err
+    data = tomllib.loads(record.read_text())
+    RULES_FILE.check(data, "toolchain-fakecc.toml")  # the rule file schema: no unknown key, every required one
+    (rule,) = data["rule"]
+    assert rule["id"] == "toolchain-fakecc.proposed-1" and rule["family"] == "toolchain-fakecc"
+    assert rule["when"] == "arch.name == 'gfx950'" and rule["reject"] == broken
+    assert rule["accept"] in names and rule["accept"] != broken
+    assert "CK API 2025.11" in rule["source"] and "fake backend failure" in rule["source"]
+    assert rule["require"].startswith("not (")
+    # again (the verdicts are kept): the same proposal is appended under the next free number
+    assert main(args) == 1
+    capsys.readouterr()
+    again = tomllib.loads(record.read_text())["rule"]
+    assert [r["id"] for r in again] == ["toolchain-fakecc.proposed-1", "toolchain-fakecc.proposed-2"]

@@ -61,6 +61,10 @@ def add_parser(sub) -> None:
                    help="work directory, kept for resuming (default: <cache dir>/verify/<arch>)")
     v.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
                    help=f"refuse to verify more kernels than this (default {DEFAULT_MAX_KERNELS:,})")
+    v.add_argument("--record", metavar="FILE",
+                   help="append the proposed rules to this rule file (TOML, created if missing), each with the "
+                        "compiler, the CK revision, a reproducer and its error; review it, then move it under "
+                        "constraints/rules/")
     v.add_argument("--format", choices=("text", "json"), default="text")
     v.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     v.add_argument("--no-cache", action="store_true", help="do not read or write the result cache (the model's)")
@@ -99,6 +103,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ..codegen.manifest import ensure_dir
 
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
+    record = _record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.names is not None:
         if args.set != "full" or args.over or any(filters.values()):
@@ -127,6 +132,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=1))
     else:
         _print_text(result, rev, args.compiler)
+    if record is not None:
+        written = _record(record, result, rev, args.compiler)
+        print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
     return 0 if not result.failed and not result.stopped else 1
 
 
@@ -149,6 +157,55 @@ def _named(space, path: str) -> list[dict[str, object]]:
                   file=sys.stderr)
         configs.append(config)
     return configs
+
+
+def _record_file(path: str) -> Path:
+    """--record FILE, checked before any compile: a TOML rule file (or none yet) in a writable directory."""
+    import os
+    from ..rules.schema import tomllib
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--record {path}: a directory; give a rule file (e.g. toolchain-clang22.toml)")
+    if target.exists():
+        try:
+            data = tomllib.loads(target.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"--record {path}: not a readable TOML rule file ({exc})") from None
+        if set(data) - {"rule"}:
+            raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, not {sorted(set(data) - {'rule'})}")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"--record {path}: {parent} is not a writable directory")
+    return target
+
+
+def _record(target: Path, result, rev: str, compiler: str | None) -> int:
+    """Append the proposals that have conditions to the rule file, numbered after the ones it holds (atomic)."""
+    import datetime
+    from ..rules.schema import tomllib
+
+    from ..codegen.manifest import atomic_write
+
+    family = _family_name(compiler, result.arch)
+    old = target.read_text(encoding="utf-8") if target.exists() else (
+        "# Proposed by `ckspace verify --record`: what the compiler could not build, with a reproducer each.\n"
+        "# Review each rule (its conditions come from a sample), then move the file under constraints/rules/.\n")
+    taken = {str(r.get("id")) for r in tomllib.loads(old).get("rule", [])}
+    blocks, n = [], 0
+    date = datetime.date.today().isoformat()
+    for p in result.proposals:
+        if not p.conditions:
+            continue
+        n += 1
+        index = n
+        while f"{family}.proposed-{index}" in taken:
+            index += 1
+        taken.add(f"{family}.proposed-{index}")
+        blocks.append(p.rule_text(family, index, result.arch, result.toolchain or (compiler or ""), rev, date))
+    if blocks:
+        atomic_write(target, (old.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n").encode())
+    return len(blocks)
 
 
 def _revision(args: argparse.Namespace, ckapi) -> str:
@@ -216,4 +273,4 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
         print("\nproposed rules (the fewest field values all failures of one error share and no compiled kernel has):")
         for i, p in enumerate(result.proposals, 1):
             print(f"\n# {len(p.kernels)} kernel(s): {p.error}")
-            print(p.rule_text(family, i))
+            print(p.rule_text(family, i, result.arch, result.toolchain or (compiler or ""), rev))

@@ -49,19 +49,37 @@ class Proposal:
     error: str
     kernels: list[str]
     conditions: list[tuple[str, str, object]] | None  # None: no conjunction of field conditions separates them
+    accept: str = ""  # a compiled kernel that meets the most of the conditions (the rule's accept example)
+    first_error: str = ""  # the reproducer's own first error, as the compiler printed it
 
-    def rule_text(self, family: str, index: int) -> str:
+    def rule_text(self, family: str, index: int, arch: str = "", compiler: str = "", revision: str = "",
+                  date: str = "") -> str:
+        """The proposal as a rule of the rule file syntax: when the arch, require that not all conditions hold; its
+        source names the compiler, the CK revision, the reproducer (the first failing kernel) and the error."""
         if not self.conditions:
             return f"# {len(self.kernels)} kernel(s) failing with {self.error!r}: no field values separate them"
         require = "not (" + " and ".join(f"{f} {op} {_literal(v)}" for f, op, v in self.conditions) + ")"
-        return "\n".join([
+        error = (self.first_error or self.error)[:300]
+        source = (f"ckspace verify{' ' + date if date else ''}: {arch or 'this arch'}, CK API {revision or '?'}, "
+                  f"{compiler or 'the build compiler'}: {len(self.kernels)} failing kernel(s) with {error!r}; "
+                  f"reproducer {self.kernels[0]}")
+        lines = [
             "[[rule]]",
             f'id = "{family}.proposed-{index}"',
             f'family = "{family}"',
+        ]
+        if arch:
+            lines.append(f"when = {json.dumps(f'arch.name == {_literal(arch)}')}")
+        lines += [
             f"require = {json.dumps(require, ensure_ascii=False)}",
-            f"message = {json.dumps('fails to compile: ' + self.error[:120], ensure_ascii=False)}",
-            f"source = {json.dumps('ckspace verify: ' + str(len(self.kernels)) + ' failing kernel(s), e.g. ' + self.kernels[0], ensure_ascii=False)}",
-        ])
+            f"message = {json.dumps('fails to compile with ' + (compiler or 'this compiler') + ': ' + self.error[:120], ensure_ascii=False)}",
+            f"rationale = {json.dumps('Found by ckspace verify: every kernel of the group fails with this error, and no compiled kernel meets all of these conditions (greedy set cover over the fields the failures share).', ensure_ascii=False)}",
+            f"source = {json.dumps(source, ensure_ascii=False)}",
+            f'reject = "{self.kernels[0]}"',
+        ]
+        if self.accept:
+            lines.append(f'accept = "{self.accept}"')
+        return "\n".join(lines)
 
 
 @dataclass
@@ -329,10 +347,21 @@ def separate(failed: Sequence[Mapping[str, object]], passed: Sequence[Mapping[st
 
 
 def propose(failed: Sequence[tuple[Mapping[str, object], str]], passed: Sequence[Mapping[str, object]]) -> list[Proposal]:
-    groups: dict[str, list[Mapping[str, object]]] = {}
+    groups: dict[str, list[tuple[Mapping[str, object], str]]] = {}
     for cfg, error in failed:
-        groups.setdefault(error_class(error), []).append(cfg)
+        groups.setdefault(error_class(error), []).append((cfg, error))
     out = []
-    for error, cfgs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        out.append(Proposal(error, sorted(str(c["name"]) for c in cfgs), separate(cfgs, passed)))
+    for error, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        cfgs = [c for c, _ in sorted(members, key=lambda m: str(m[0]["name"]))]
+        conditions = separate(cfgs, passed)
+        out.append(Proposal(error, [str(c["name"]) for c in cfgs], conditions, _closest(passed, conditions),
+                            min(members, key=lambda m: str(m[0]["name"]))[1]))
     return out
+
+
+def _closest(passed: Sequence[Mapping[str, object]], conditions: Sequence[Condition] | None) -> str:
+    """The compiled kernel that meets the most conditions (ties: the first name): the accept example of a rule."""
+    if not passed or not conditions:
+        return ""
+    best = max(sorted(passed, key=lambda c: str(c["name"])), key=lambda c: sum(_holds(c, k) for k in conditions))
+    return str(best["name"])

@@ -238,16 +238,46 @@ def test_build_refuses_an_arch_the_kernels_are_invalid_on(tmp_path, capsys):
     assert not list(out.glob("**/*.o"))
 
 
-def test_clang19_missing_without_root_is_one_line(monkeypatch):
-    monkeypatch.setattr(T, "_clang19_candidates", lambda: [])
-    monkeypatch.setattr(T, "_is_root", lambda: False)
-    if shutil.which("apt-get"):
-        with pytest.raises(T.ToolchainError, match=r"clang-19 is missing: install it as root \(apt-get install clang-19\)") as exc:
-            T._ensure_clang19(lambda m: None)
-    else:
-        with pytest.raises(T.ToolchainError, match="no apt-get") as exc:
-            T._ensure_clang19(lambda m: None)
-    assert "\n" not in str(exc.value)
+def test_a_deb_whose_candidate_cannot_be_fetched_comes_in_a_listed_version(tmp_path, monkeypatch):
+    """The registry toolchain only downloads .debs (never installs one): when the candidate cannot be fetched (an
+    installed version newer than the package lists), a version the lists hold is fetched instead."""
+    calls: list[list[str]] = []
+
+    def apt(args, log, cwd=None):
+        calls.append(list(args))
+        raise T.ToolchainError("`apt-get download linux-libc-dev` failed: E: Can't find a source to download version")
+
+    def run(cmd, log, cwd=None, check=True, env=None):
+        calls.append(list(cmd))
+        ok = cmd[-1] == "linux-libc-dev=6.1.176-1"
+        if ok:
+            (cwd / "linux-libc-dev_6.1.176-1_amd64.deb").write_bytes(b"")
+        return subprocess.CompletedProcess(cmd, 0 if ok else 100, "", "")
+
+    monkeypatch.setattr(T, "_apt", apt)
+    monkeypatch.setattr(T, "_run", run)
+    monkeypatch.setattr(T, "_listed_versions", lambda package: ["6.1.192-2", "6.1.176-1"])
+    deb = T._fetch_deb("linux-libc-dev", "headers", tmp_path, lambda m: None)
+    assert deb.name == "linux-libc-dev_6.1.176-1_amd64.deb"
+    assert calls[-1][-1] == "linux-libc-dev=6.1.176-1" and not any("install" in c for c in calls)
+
+
+def test_the_registry_toolchain_is_clang22_for_every_arch_and_installs_nothing(monkeypatch):
+    _toolchain(monkeypatch)
+    root = Path(os.environ["CKSPACE_TOOLCHAIN_DIR"])
+    info = json.loads((root / "toolchain.json").read_text())
+    assert {Path(c[0]).name for c in info["compilers"].values()} == {"hipclang-zig"}
+    assert {"gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"} <= set(info["compilers"])
+    assert not any("install" in k and "not installed" not in k for k in info["sources"])
+    # the wrapper defines the wavefront size of the arch (clang 22 no longer does; HIP 5.2's warpSize reads it)
+    wrapper = info["compilers"]["gfx942"][0]
+    for arch, wave in (("gfx942", 64), ("gfx950", 64), ("gfx1201", 32), ("gfx1100", 32)):
+        src = root / f"wave-{arch}.hip"
+        src.write_text(f"#if __AMDGCN_WAVEFRONT_SIZE != {wave}\n#error wave\n#endif\n")
+        r = subprocess.run([wrapper, f"--offload-arch={arch}", "--cuda-device-only", "-nogpulib", "-fsyntax-only",
+                            str(src)], capture_output=True, text=True)
+        src.unlink()
+        assert r.returncode == 0, (arch, r.stderr[-500:])
 
 
 def test_arch_auto_without_a_gpu_here():
@@ -453,7 +483,7 @@ def test_launcher_ccache_sccache_pass_through(tmp_path, monkeypatch):
         r = cli(["build", str(out), "--launcher", name, "--no-check"], env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         logged = (tmp_path / f"{name}.log").read_text()
-        assert "hipclang-19" in logged and "--offload-arch=gfx942" in logged and "grouped_conv_instances_0000" in logged
+        assert "hipclang-zig" in logged and "--offload-arch=gfx942" in logged and "grouped_conv_instances_0000" in logged
         _check_probe(out)
 
 

@@ -22,7 +22,7 @@ def add_ck_api_options(p) -> None:
     p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
     p.add_argument("--toolchain", metavar="NAME",
                    help="only kernels this compiler builds (its rule family toolchain-NAME, e.g. clang22); registry: "
-                        "the compiler `build` sets up for the arch (clang 22 for gfx950, clang-19 otherwise); auto: "
+                        "the compiler `build` sets up (clang 22 of the ziglang wheel, for every arch); auto: "
                         "the compiler `build` will use (ROCm's, else the registry's)")
 
 

@@ -1,21 +1,26 @@
 """Finding a HIP compiler for CK Tile device code, or setting one up from the package registries.
 
 With ROCm installed (hipcc or amdclang++ on PATH, under $ROCM_PATH or /opt/rocm), that compiler builds every offload
-arch. Without ROCm, `setup()` builds a toolchain from the registries alone, cached between runs:
+arch. Without ROCm, `setup()` builds a toolchain from the registries alone, cached between runs, and installs
+nothing on the system:
 
-- apt:  clang-19 (Debian bookworm; knows gfx942, not gfx950; also provides clang's HIP wrapper headers), and the
-        HIP 5.2 headers of libamdhip64-dev (fetched with `apt-get download` and unpacked, not installed);
-- PyPI: ziglang==0.17.0, whose `zig clang` is clang 22 (knows gfx950), and amd-aiter==0.1.7.post2.dev18, which
-        vendors CK Tile of about 2025-11 (the headers only are unpacked).
+- PyPI: ziglang==0.17.0, whose `zig clang` is clang 22 and compiles every arch (gfx90a, gfx942, gfx950 and RDNA;
+        `ckspace verify` found the same verdicts as Debian's clang-19 on gfx942 and gfx90a: docs/build.md), and
+        amd-aiter==0.1.7.post2.dev18, which vendors CK Tile of about 2025-11 (the headers only are unpacked);
+- apt, `apt-get download` only (unpacked into the toolchain directory, never installed): the HIP 5.2 headers
+        (libamdhip64-dev), clang's HIP wrapper headers (libclang-common-19-dev; zig leaves them out), a sysroot of
+        the C and C++ headers a HIP compile parses (libc6-dev, linux-libc-dev, libstdc++-12-dev, libgcc-12-dev),
+        and clang-offload-bundler (clang-tools-19, for distcc's preprocessed inputs).
 
 No device library is needed: objects are compiled device-only with `-nogpulib -fhip-emit-relocatable` (relocatable
 device ELF objects; every template is instantiated and compiled). The 290 MB triton wheel (HIP 7.1 headers, ocml)
 is not needed. CK CMake's ROCm-clang flag pair `-mllvm -amdgpu-early-inline-all=true -mllvm
 -amdgpu-function-calls=false` is never passed to upstream clang (one file ran for more than 7 minutes with it).
 
-The compilers are wrapper scripts (bin/hipclang-19, bin/hipclang-zig) that act like `clang -x hip`, and split a
-compile the way distcc needs (bundled preprocessed output, compiled back with clang-offload-bundler, unpacked from
-Debian's clang-tools-19).
+The compiler is a wrapper script (bin/hipclang-zig) that acts like `clang -x hip`, defines the wavefront size of
+the arch (64 on gfx9, 32 on RDNA: clang 22 no longer defines __AMDGCN_WAVEFRONT_SIZE, which the HIP 5.2 headers
+read), and splits a compile the way distcc needs (bundled preprocessed output, compiled back with
+clang-offload-bundler).
 
 The toolchain lives in $CKSPACE_TOOLCHAIN_DIR, else $XDG_CACHE_HOME/ckspace/toolchain-v2 (~/.cache/...). Setup is
 idempotent (every step checks its result first), safe against concurrent runs (a lock file), and leaves
@@ -38,15 +43,17 @@ from typing import Callable, Sequence
 
 from ..errors import CkspaceError
 
-RECIPE = "2"  # bump when the recipe changes: a new directory is set up next to the old one
+RECIPE = "3"  # bump when the recipe changes: a new directory is set up next to the old one
 ZIGLANG = "0.17.0"
 AMD_AITER = "0.1.7.post2.dev18"
-APT_COMPILER = "clang-19"
 APT_HIP_HEADERS = "libamdhip64-dev"
+APT_HIP_WRAPPERS = "libclang-common-19-dev"  # clang's __clang_hip_*.h, which zig's resource dir lacks
 APT_BUNDLER = "clang-tools-19"  # only its clang-offload-bundler is unpacked (for distcc's preprocessed inputs)
+APT_SYSROOT = ("libc6-dev", "linux-libc-dev", "libstdc++-12-dev", "libgcc-12-dev")  # headers + crtbegin.o only
 CK_IN_AITER = "aiter_meta/3rdparty/composable_kernel/include/"
-# archs each registry compiler can build (clang-19 rejects gfx950; zig's clang 22 builds both)
-CLANG19_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201")
+# the archs the registry toolchain compiles (zig's clang 22, all of them); RDNA runs wave32
+REGISTRY_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102",
+                  "gfx1200", "gfx1201")
 # flags CK's CMake passes to ROCm clang; together they make upstream clang run for many minutes
 FORBIDDEN_PAIR = ("-amdgpu-early-inline-all=true", "-amdgpu-function-calls=false")
 
@@ -80,7 +87,7 @@ def registry_family(arch: str) -> str:
             return family_of_command(tc.compiler_for(arch))
         except CkspaceError:
             pass
-    return "clang19" if arch.split(":")[0] in CLANG19_ARCHS else "clang22"
+    return "clang22"
 
 
 class ToolchainError(CkspaceError):
@@ -192,8 +199,7 @@ def registry_toolchain(root: Path | None = None) -> Toolchain | None:
     if not all(Path(c[0]).is_file() for c in compilers.values()):
         return None
     return Toolchain("registry", Path(info["ck_include"]), compilers, {"*": ["-nogpulib"]},
-                     f"registry toolchain in {root} (clang-19 for gfx942, zig clang {ZIGLANG} for gfx950; "
-                     f"CK Tile from amd-aiter {AMD_AITER})")
+                     f"registry toolchain in {root} (clang 22 of zig {ZIGLANG}; CK Tile from amd-aiter {AMD_AITER})")
 
 
 def find(compiler: str | None = None, ck_include: str | Path | None = None, setup_ok: bool = True,
@@ -278,28 +284,28 @@ def setup(root: str | Path | None = None, log: Callable[[str], None] | None = No
         log(f"setting up the registry toolchain in {root}")
         dl = root / "dl"
         dl.mkdir(exist_ok=True)
-        clang19 = _ensure_clang19(log)
         hip = _ensure_hip_headers(root, dl, log)
         _ensure_bundler(root, dl, log)
+        sysroot = _ensure_sysroot(root, dl, log)
         wheels = _ensure_wheels(dl, log)
-        zig = _ensure_zig(root, wheels["ziglang"], clang19, log)
+        zig = _ensure_zig(root, wheels["ziglang"], dl, log)
         ck = _ensure_ck(root, wheels["amd-aiter"], log)
         bindir = root / "bin"
         bindir.mkdir(exist_ok=True)
         hip_path = hip.parent  # root/hip
-        w19 = _wrapper(bindir / "hipclang-19", [str(clang19)], ["--hip-path=" + str(hip_path)])
         wzig = _wrapper(bindir / "hipclang-zig", [str(zig), "clang"],
-                        ["--target=x86_64-unknown-linux-gnu", "-resource-dir", str(root / "zres"),
-                         "--hip-path=" + str(hip_path), "-D__AMDGCN_WAVEFRONT_SIZE=64"])
-        compilers = {a: [str(w19)] for a in CLANG19_ARCHS}
-        compilers["gfx950"] = [str(wzig)]
-        for arch, cmd in (("gfx942", [str(w19)]), ("gfx950", [str(wzig)])):
-            _smoke_test(cmd, arch, root, log)
+                        ["--target=x86_64-unknown-linux-gnu", f"--sysroot={sysroot}", "-resource-dir",
+                         str(root / "zres"), "--hip-path=" + str(hip_path)], wave_size=True)
+        compilers = {a: [str(wzig)] for a in REGISTRY_ARCHS}
+        for arch in ("gfx942", "gfx950", "gfx1201"):
+            _smoke_test([str(wzig)], arch, root, log)
         info = {
             "recipe": RECIPE,
             "ck_include": str(ck),
             "compilers": compilers,
-            "sources": {"apt": [APT_COMPILER, APT_HIP_HEADERS, APT_BUNDLER], "pypi": [f"ziglang=={ZIGLANG}", f"amd-aiter=={AMD_AITER}"]},
+            "sources": {"apt-get download (unpacked, not installed)": [APT_HIP_HEADERS, APT_HIP_WRAPPERS, APT_BUNDLER,
+                                                                      *APT_SYSROOT],
+                        "pypi": [f"ziglang=={ZIGLANG}", f"amd-aiter=={AMD_AITER}"]},
         }
         tmp = root / "toolchain.json.tmp"
         tmp.write_text(json.dumps(info, indent=1) + "\n")
@@ -330,38 +336,68 @@ def _apt(args: Sequence[str], log, cwd: Path | None = None) -> None:
     raise ToolchainError(f"`apt-get {' '.join(args)}` failed: {last}")
 
 
-def _clang19_candidates() -> list[str]:
-    return [c for c in (shutil.which(APT_COMPILER), f"/usr/bin/{APT_COMPILER}", "/usr/lib/llvm-19/bin/clang") if c]
-
-
-def _ensure_clang19(log) -> Path:
-    for cand in _clang19_candidates():
-        if Path(cand).is_file():
-            return Path(cand)
-    if not shutil.which("apt-get"):
-        raise ToolchainError(f"{APT_COMPILER} is missing and there is no apt-get to install it (the registry toolchain "
-                             "needs Debian 12 or alike); install ROCm or pass --compiler PATH")
-    if not _is_root():
-        raise ToolchainError(f"{APT_COMPILER} is missing: install it as root (apt-get install {APT_COMPILER}), "
-                             "then run again")
-    log(f"installing {APT_COMPILER} (apt)")
-    _apt(["install", "-y", "-q", "--no-install-recommends", APT_COMPILER], log)
-    found = shutil.which(APT_COMPILER)
-    if not found:
-        raise ToolchainError(f"apt installed {APT_COMPILER} but it is not on PATH")
-    return Path(found)
-
-
 def _fetch_deb(package: str, what: str, dl: Path, log) -> Path:
-    """The package's .deb in the download cache dl, fetched with apt-get download (not installed) if missing."""
+    """The package's .deb in the download cache dl, fetched with apt-get download (not installed) if missing. When
+    the candidate cannot be downloaded (an installed version newer than the package lists hold), the versions the
+    lists know are tried, newest first."""
     debs = sorted(dl.glob(f"{package}_*.deb"))
     if not debs:
         log(f"fetching {what} ({package}, apt-get download)")
-        _apt(["download", package], log, cwd=dl)
+        try:
+            _apt(["download", package], log, cwd=dl)
+        except ToolchainError:
+            versions = _listed_versions(package)
+            for version in versions:
+                proc = _run(["apt-get", "download", f"{package}={version}"], log, cwd=dl, check=False)
+                if proc.returncode == 0:
+                    break
+            else:
+                raise
         debs = sorted(dl.glob(f"{package}_*.deb"))
         if not debs:
             raise ToolchainError(f"apt-get download {package} left no .deb in {dl}")
     return debs[-1]
+
+
+def _listed_versions(package: str) -> list[str]:
+    proc = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True)
+    return [parts[1].strip() for parts in (line.split("|") for line in proc.stdout.splitlines()) if len(parts) >= 3]
+
+
+def _unpack(deb: Path, dest: Path, log) -> None:
+    _run(["dpkg-deb", "-x", str(deb), str(dest)], log)
+
+
+def _ensure_sysroot(root: Path, dl: Path, log) -> Path:
+    """The C and C++ headers a HIP compile parses (glibc, Linux, libstdc++ 12) and GCC 12's crtbegin.o (by which
+    clang finds the GCC installation), from Debian's packages, unpacked: nothing depends on the system's headers."""
+    sysroot = root / "sysroot"
+    mark = sysroot / ".complete"
+    if mark.is_file():
+        return sysroot
+    log("unpacking a sysroot of C/C++ headers (libc6-dev, linux-libc-dev, libstdc++-12-dev, libgcc-12-dev)")
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        for package in APT_SYSROOT:
+            _unpack(_fetch_deb(package, f"headers ({package})", dl, log), Path(tmp), log)
+        staged = Path(tmp)
+        gcc = sorted((staged / "usr" / "lib" / "gcc" / "x86_64-linux-gnu").glob("*/crtbegin.o"))
+        if not (staged / "usr" / "include" / "stdio.h").is_file() or not gcc:
+            raise ToolchainError("the sysroot packages hold no usr/include/stdio.h or no GCC crtbegin.o")
+        keep = Path(tmp + ".keep")
+        (keep / "usr").mkdir(parents=True)
+        shutil.move(str(staged / "usr" / "include"), str(keep / "usr" / "include"))
+        for crt in gcc:  # the GCC dir: its include/ and the crt objects clang's detection looks for
+            target = keep / crt.parent.relative_to(staged)
+            target.mkdir(parents=True, exist_ok=True)
+            for p in crt.parent.iterdir():
+                if p.name == "include" or p.name.startswith("crt"):
+                    shutil.move(str(p), str(target / p.name))
+        if sysroot.exists():
+            shutil.rmtree(sysroot)
+        shutil.move(str(keep), str(sysroot))
+    (sysroot / "usr" / "lib64").mkdir(exist_ok=True)
+    mark.write_text("ok\n")
+    return sysroot
 
 
 def _ensure_hip_headers(root: Path, dl: Path, log) -> Path:
@@ -371,7 +407,7 @@ def _ensure_hip_headers(root: Path, dl: Path, log) -> Path:
         return inc
     deb = _fetch_deb(APT_HIP_HEADERS, "the HIP headers", dl, log)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        _run(["dpkg-deb", "-x", str(deb), tmp], log)
+        _unpack(deb, Path(tmp), log)
         src = Path(tmp) / "usr" / "include" / "hip"
         if not (src / "hip_runtime.h").is_file():
             raise ToolchainError(f"{deb.name} holds no hip/hip_runtime.h")
@@ -453,8 +489,9 @@ def _extract(wheel: Path, prefix: str, dest: Path, strip: str) -> int:
     return n
 
 
-def _ensure_zig(root: Path, wheel: Path, clang19: Path, log) -> Path:
-    """zig's binary (its clang is clang 22) and a resource dir: zig's builtin headers + clang's HIP wrappers."""
+def _ensure_zig(root: Path, wheel: Path, dl: Path, log) -> Path:
+    """zig's binary (its clang is clang 22) and a resource dir: zig's builtin headers + clang's HIP wrappers (from
+    Debian's libclang-common-19-dev, unpacked)."""
     zig = root / "zig" / "zig"
     zres = root / "zres" / "include"
     if zig.is_file() and (zres / "__clang_hip_runtime_wrapper.h").is_file():
@@ -468,20 +505,22 @@ def _ensure_zig(root: Path, wheel: Path, clang19: Path, log) -> Path:
     os.chmod(zig, 0o755)
     if _extract(wheel, "ziglang/lib/include/", zres, "ziglang/lib/include/") == 0:
         raise ToolchainError(f"{wheel.name} holds no ziglang/lib/include")
-    # zig strips clang's HIP/CUDA wrapper headers: take them from clang-19's resource dir
-    res = subprocess.run([str(clang19), "-print-resource-dir"], capture_output=True, text=True).stdout.strip()
-    src = Path(res) / "include"
-    for p in sorted(src.iterdir()) if src.is_dir() else ():
-        if p.name.startswith(("__clang_hip_", "__clang_cuda_")) or p.name == "cuda_wrappers":
-            dest = zres / p.name
-            if dest.exists():
-                continue
-            if p.is_dir():
-                shutil.copytree(p, dest)
-            else:
-                shutil.copy2(p, dest)
-    if not (zres / "__clang_hip_runtime_wrapper.h").is_file():
-        raise ToolchainError(f"no __clang_hip_runtime_wrapper.h in {src} (clang-19's resource dir)")
+    deb = _fetch_deb(APT_HIP_WRAPPERS, "clang's HIP wrapper headers", dl, log)
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        _unpack(deb, Path(tmp), log)
+        found = sorted(Path(tmp).glob("usr/lib/llvm-*/lib/clang/*/include/__clang_hip_runtime_wrapper.h"))
+        if not found:
+            raise ToolchainError(f"{deb.name} holds no __clang_hip_runtime_wrapper.h")
+        src = found[-1].parent
+        for p in sorted(src.iterdir()):
+            if p.name.startswith(("__clang_hip_", "__clang_cuda_")) or p.name == "cuda_wrappers":
+                dest = zres / p.name
+                if dest.exists():
+                    continue
+                if p.is_dir():
+                    shutil.copytree(p, dest)
+                else:
+                    shutil.copy2(p, dest)
     return zig
 
 
@@ -501,30 +540,37 @@ def _ensure_ck(root: Path, wheel: Path, log) -> Path:
     return ck
 
 
-def _wrapper(path: Path, compiler: Sequence[str], flags: Sequence[str]) -> Path:
+def _wrapper(path: Path, compiler: Sequence[str], flags: Sequence[str], wave_size: bool = False) -> Path:
     """A `clang -x hip` wrapper that also works under distcc.
 
     distcc splits a compile into a local preprocessing (`-E`) and a remote compile of the preprocessed `.ii`: the
     wrapper preprocesses host and device together (a bundled .ii, without --cuda-device-only) and compiles a `.ii`
     input as `hip-cpp-output`, whose device part clang unbundles (clang-offload-bundler, next to the wrapper).
-    Arguments after -o, -MF, -MT, -MQ, -include, -x, -I and -isystem are never taken for inputs.
+    Arguments after -o, -MF, -MT, -MQ, -include, -x, -I and -isystem are never taken for inputs. With `wave_size`,
+    __AMDGCN_WAVEFRONT_SIZE is defined for the --offload-arch (32 on gfx10-12, else 64) unless the caller does.
     """
     q = " ".join(_sh(a) for a in compiler)
     f = " ".join(_sh(a) for a in flags)
+    wave = ' ${wave:+"-D__AMDGCN_WAVEFRONT_SIZE=$wave"}' if wave_size else ""
     body = f"""#!/bin/sh
 # Written by ckspace (ckspace/toolchain.py): HIP compiler wrapper of the registry toolchain.
 lang=hip
 pre=0
 skip=0
+wave=64
+userwave=0
 for a in "$@"; do
   if [ "$skip" = 1 ]; then skip=0; continue; fi
   case "$a" in
     -o|-MF|-MT|-MQ|-include|-x|-I|-isystem) skip=1 ;;
+    --offload-arch=gfx1*) wave=32 ;;
+    -D__AMDGCN_WAVEFRONT_SIZE=*) userwave=1 ;;
     -E) pre=1 ;;
     -*) ;;
     *.ii|*.i) lang=hip-cpp-output ;;
   esac
 done
+[ "$userwave" = 1 ] && wave=
 if [ "$pre" = 1 ]; then
   n=$#
   for a in "$@"; do
@@ -535,7 +581,7 @@ if [ "$pre" = 1 ]; then
   done
   shift "$n"
 fi
-exec {q} {f} -B{_sh(str(path.parent))} -x "$lang" "$@"
+exec {q} {f}{wave} -B{_sh(str(path.parent))} -x "$lang" "$@"
 """
     tmp = path.with_suffix(".tmp")
     tmp.write_text(body)

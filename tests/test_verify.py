@@ -275,3 +275,33 @@ def test_record_appends_the_proposed_rules_to_a_rule_file(tmp_path, monkeypatch,
     capsys.readouterr()
     again = tomllib.loads(record.read_text())["rule"]
     assert [r["id"] for r in again] == ["toolchain-fakecc.proposed-1", "toolchain-fakecc.proposed-2"]
+
+
+def test_the_cshuffle_wavefront_fact_follows_ck_tiles_static_assert():
+    # ck-api-2025.11.cshuffle-wavefront, found by verify on gfx90a (docs/build.md): recomputed here from CK Tile's
+    # own arithmetic (CShuffleEpilogue's shuffle tile, tile_distribution_encoding_pattern_2d<thread_raked>) over the
+    # whole of gfx90a's full set, and compared with the model's verdicts rule by rule.
+    space = Space(arch="gfx90a")
+    warp = 64
+
+    def breaks(c) -> bool:
+        if c.get("epilogue") != "cshuffle" or c["vec_c"] * warp > c["warp_tile_m"] * c["warp_tile_n"]:
+            return False  # several warp tiles per shuffle iteration: not what the rule covers
+        x_per_tile = c["wave_n"] * c["warp_tile_n"]  # NPerIterationShuffle
+        x1 = min(c["vec_c"], c["warp_tile_m"] * c["warp_tile_n"] // warp)  # min(VecSize, LargestVec)
+        x0 = x_per_tile // x1
+        y1 = warp // x0
+        return x_per_tile % c["vec_c"] != 0 or x0 * y1 != warp
+
+    configs = space.select("full")
+    expected = {str(c["name"]) for c in configs if breaks(c)}
+    found = {str(c["name"]) for c in configs
+             if any(v.rule == "ck-api-2025.11.cshuffle-wavefront" for v in space.check(c) + _off_verdicts(space, c))}
+    assert found == expected and len(expected) > 0
+    assert "grouped_conv_bwd_weight_fp16_nhwgc_2d_compv1_cshuffle_intrawave_32x128x32_1x4x1_32x32x16_vec8_8_1" in expected
+
+
+def _off_verdicts(space, config):
+    from ckspace.rules.check import violations
+
+    return [v for v in violations(space.model, config, all_families=True) if not v.enabled]

@@ -31,14 +31,18 @@ def _kernels(arch: str, n: int) -> list[dict]:
     return space, configs[:n]
 
 
-def test_verify_compiles_a_handful_for_gfx942_and_resumes(tmp_path, monkeypatch, capsys):
+def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monkeypatch, capsys):
     _toolchain(monkeypatch)
-    args = ["verify", "--arch", "gfx942", "--variant", "forward", "--ndim", "2", "--dtype", "fp16", "--where", WHERE,
-            "--sample", "2", "--seed", "1", "--ck-api", "2025.11", "--unit-size", "2", "-o", str(tmp_path / "v"),
+    # a covering sample (the default pick) of the two 16x16x64 kernels: both pipelines are values it must cover
+    where = WHERE + " and tile_m == 16 and tile_n == 16 and tile_k == 64"
+    args = ["verify", "--arch", "gfx942", "--variant", "forward", "--ndim", "2", "--dtype", "fp16", "--where", where,
+            "--objective", "tiny", "--ck-api", "2025.11", "--unit-size", "2", "-o", str(tmp_path / "v"),
             "--format", "json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0} and out["compiles"] == 1
+    assert {parse_name(k["name"])["pipeline"] for k in out["kernels"]} == {"compv1", "mem"}
+    assert all(k["peak_mib"] and k["peak_mib"] > 100 for k in out["kernels"])  # measured around the compiler
     assert all(k["unit_size"] == 2 and not k["cached"] for k in out["kernels"])
     assert all(k["seconds"] is not None and k["seconds"] > 0 for k in out["kernels"])  # from ninja's log
     # the second run compiles nothing: the verdicts are kept per kernel text, arch and compiler

@@ -35,6 +35,13 @@ CASES: list[tuple[list[str], str]] = [
     ([*E, "--rules", "+nope"], "unknown rule family 'nope'"),
     ([*E, "--rules", "-model"], "cannot be switched off"),
     ([*E, "--where", "tile_q > 1"], "unknown field 'tile_q'"),
+    # a value no field can hold is a typo, not an empty answer: the field's values are named (fields.toml)
+    ([*E, "--where", "pipeline == 'compv9'"], "pipeline has no value 'compv9'; values: compv1, compv2, compv3"),
+    ([*E, "--where", "variant == 'fwd'"], "variant has no value 'fwd'; values: forward, bwd_data"),
+    ([*E, "--where", "ndim == '3d'"], "cannot compare ndim (int) with '3d' (str); ndim values: 2, 3"),
+    ([*E, "--where", "ndim == 4"], "ndim has no value 4; values: 2, 3"),
+    ([*E, "--where", "tile_m == 7"], "tile_m has no value 7; values: 16, 32, 48"),
+    ([*E, "--where", "vec_c in (1, 3)"], "vec_c has no value 3; values: 1, 2, 4, 8, 16"),
     ([*E, "--constraints", "/nonexistent/dir"], "/nonexistent/dir"),
     ([*E, "--ck-api", "1999.01"], "1999.01"),
     ([*E, "--ck-include", "/tmp"], "--ck-include is read only with --ck-api auto"),

@@ -441,11 +441,19 @@ class Checker:
     def equal(self, left: E.Node, a: Type, right: E.Node, b: Type) -> None:
         """Check `left == right` (also each entry of a literal tuple that `in` searches)."""
         if not comparable(a, b):
-            raise self.fail(f"cannot compare {self.part(left, a)} with {self.part(right, b)}")
+            raise self.fail(f"cannot compare {self.part(left, a)} with {self.part(right, b)}{self._values_of(left, right)}")
         self.known_values(left, right)
         if isinstance(a, StrT) and isinstance(b, StrT) and not self.is_static(left) and not self.is_static(right):
             raise self.fail(f"cannot compare {self.part(left, a)} with {self.part(right, b)}: the solver compares "
                             f"an enum field only with constants")
+
+    def _values_of(self, *nodes: E.Node) -> str:
+        """'; ndim values: 2, 3' for the first field among nodes that has a list of values ('' when none)."""
+        for node in nodes:
+            f = self.scope.fields.get(node.name) if isinstance(node, E.Field) else None
+            if f is not None and f.values:
+                return f"; {node.name} values: {', '.join(map(str, f.values))}"
+        return ""
 
     def known_values(self, a: E.Node, b: E.Node) -> None:
         """A text constant compared with an enum field must be one of its values: `pipeline == 'compv9'` is a typo,
@@ -455,11 +463,16 @@ class Checker:
                 self.known_values(x, y)
             return
         for field, const in ((a, b), (b, a)):
-            if not isinstance(field, E.Field) or not isinstance(const, E.Const) or not isinstance(const.value, str):
+            if not isinstance(field, E.Field) or not isinstance(const, E.Const):
                 continue
             f = self.scope.fields.get(field.name)
-            if f is not None and f.type == "enum" and const.value not in f.values:
-                raise self.fail(f"{field.name} has no value {const.value!r}; values: {', '.join(map(str, f.values))}")
+            if f is None or not f.values:
+                continue
+            if (f.type == "enum" and isinstance(const.value, str)) or (
+                    f.type == "int" and isinstance(const.value, int) and not isinstance(const.value, bool)):
+                if const.value not in f.values:  # `tile_m == 7` is a typo as much as `pipeline == 'compv9'`
+                    raise self.fail(f"{field.name} has no value {const.value!r}; values: "
+                                    f"{', '.join(map(str, f.values))}")
 
     def _membership(self, node: E.In) -> Type:
         left, right = self.infer(node.left), self.infer(node.right)

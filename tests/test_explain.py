@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ckspace.errors import KernelNameError
 from ckspace.rules.check import breaks, is_valid
 from ckspace.cli import main
 from ckspace.explain.diff import name_diff
@@ -470,10 +471,14 @@ def test_no_suggestion_when_no_reading_is_obvious() -> None:
     assert code == 2 and "tile: expected MxNxK, three integers (got '128x12x')" in err and "did you mean" not in err
 
 
-def test_out_of_domain_word_is_fixed_by_its_closest_spelling() -> None:
-    exp = explainer().explain(VALID.replace("compv3", "wavlet"), neighbours=0)
-    fix = {r.rule: r.fix for r in exp.reasons}
-    assert fix["model.domain-pipeline"] == {"pipeline": "wavelet"}
+def test_out_of_domain_word_is_a_typo_when_near_a_value_else_a_domain_verdict() -> None:
+    # near a value (difflib ratio >= 0.8): a malformed name with the corrected one as its suggestion (issue 14)
+    with pytest.raises(KernelNameError) as exc:
+        explainer().explain(VALID.replace("compv3", "wavlet"), neighbours=0)
+    assert exc.value.part == "pipeline" and exc.value.suggestion == VALID.replace("compv3", "wavelet")
+    # near none: the model explains it as outside the field's domain
+    exp = explainer().explain(VALID.replace("_fp16_", "_fp64_"), neighbours=0)
+    assert not exp.valid and "model.domain-dtype" in {r.rule for r in exp.reasons}
 
 
 def test_usage_errors() -> None:
@@ -630,3 +635,43 @@ def test_fuzz_batch_of_junk() -> None:
     code, out, err = cli("explain", "-", stdin=junk)
     assert code == 2 and "Traceback" not in out + err
     assert all(line.startswith("ckspace: error: line ") for line in err.strip().splitlines())
+
+
+def test_batch_lists_the_rejected_and_warned_names_with_their_first_reason() -> None:
+    code, out, _ = cli("explain", "-", stdin=f"{VALID}\n{TILE_96}\n{KNOWN_ISSUE}\n")
+    assert code == 1
+    listed = out[out.index("rejected:"):]
+    assert f"  {TILE_96}: arch." in listed and "tile_m 96" in listed and VALID not in listed
+    assert f"  {KNOWN_ISSUE}: " in out[out.index("known issues (warning):"):]
+
+
+def test_batch_finds_names_in_log_and_csv_lines_and_skips_comments() -> None:
+    log = (f"# a comment line\n\n"
+           f"FAILED: obj/gfx950/u.o (kernel {VALID}) after 12s\n"
+           f"name,tflops\n"
+           f'"{TILE_96}",1.5\n'
+           f"[2/9] {VALID} {WAVE_8X2}\n")
+    code, out, err = cli("explain", "-", "--format", "json", stdin=log)
+    data = json.loads(out)
+    assert [r["name"] for r in data["results"]] == [VALID, TILE_96, VALID, WAVE_8X2]
+    assert data["summary"]["malformed"] == 0 and code == 1 and not err
+
+
+@pytest.mark.parametrize("typo, part, fixed", [
+    ("f16", "dtype", None),  # as near bf16 as fp16: both are named, no single suggestion
+    ("compv33", "pipeline", "compv3"),
+    ("nhwcg", "layout", "nhwgc"),
+])
+def test_a_token_near_a_real_value_is_a_typo_not_a_cascade(typo: str, part: str, fixed: str | None) -> None:
+    good = {"dtype": "fp16", "pipeline": "compv3", "layout": "nhwgc"}[part]
+    name = VALID.replace(f"_{good}_", f"_{typo}_", 1)
+    code, out, err = cli("explain", name)
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert f"{part}: expected" in err and f"(got '{typo}')" in err
+    if fixed is None:
+        assert "near: fp16 or bf16" in err
+    else:
+        assert f"did you mean '{VALID}'" in err
+    # a word near no value (fp64) is explained by the model as outside the field's domain
+    code, out, _ = cli("explain", VALID.replace("_fp16_", "_fp64_"))
+    assert code == 1 and "model" in out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from typing import IO, TYPE_CHECKING, Iterable
 
@@ -110,10 +111,12 @@ def _spelling_data(constraints: str | None) -> "DataSet":
 
 # -- batch -----------------------------------------------------------------------------------------------------------
 MAX_MALFORMED_SHOWN = 10  # malformed lines printed one by one; the rest are counted in the summary
+MAX_LISTED = 100  # rejected / warned names listed under the batch summary, each with its first reason
 
 
 def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: bool) -> int:
-    """Explain every name of a stream, one per line ('#' comments and blank lines skipped), in bounded memory:
+    """Explain every name of a stream (names_in_line: '#' comments and blank lines skipped, names found inside log
+    and CSV lines), in bounded memory:
     the text summary keeps counts, JSON results are written as they come."""
     from ..explain.result import SCHEMA_VERSION
     from ..lines import bounded_lines
@@ -132,31 +135,21 @@ def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: b
 
     def emit(record: dict) -> None:
         nonlocal first
+        record = {k: v for k, v in record.items() if k != "exp"}
         text = json.dumps(record, indent=1).replace("\n", "\n  ")
         out.write(("\n  " if first else ",\n  ") + text)
         first = False
 
     for lineno, line in enumerate(bounded_lines(stream, "stdin"), 1):
-        name = line.strip()
-        if not name or name.startswith("#"):
-            continue
-        try:
-            exp = explainer.explain(name, neighbours=n, fixes=verbose)
-        except KernelNameError as exc:
-            summary.malformed += 1
-            if summary.malformed <= MAX_MALFORMED_SHOWN:
-                print(f"ckspace: error: line {lineno}: {exc}", file=sys.stderr)
+        for name in names_in_line(line):
+            record = _explain_one(explainer, name, lineno, n, verbose, summary)
+            if record is None:
+                continue
             if fmt == "json":
-                emit({"schema_version": SCHEMA_VERSION, "name": name, "status": "malformed", "line": lineno,
-                      "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
-                                "got": exc.got, "suggestion": exc.suggestion}})
-            continue
-        summary.add(exp)
-        if fmt == "json":
-            emit(exp.to_json())
-        elif verbose and console is not None:
-            render(console, exp)
-            console.rule(style="dim")
+                emit(record)
+            elif verbose and console is not None and "exp" in record:
+                render(console, record["exp"])
+                console.rule(style="dim")
     if summary.malformed > MAX_MALFORMED_SHOWN:
         print(f"ckspace: error: {summary.malformed - MAX_MALFORMED_SHOWN:,} more malformed lines not shown "
               f"({summary.malformed:,} in all)", file=sys.stderr)
@@ -166,7 +159,42 @@ def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: b
     else:
         assert console is not None
         console.print(summary.table(explainer.arch))
+        summary.print_names(console)
     return summary.exit_code()
+
+
+# A kernel name inside a line of a build log, a profiler CSV or a message: every grouped_conv_... token.
+_NAME_TOKEN = re.compile(r"grouped_conv_[A-Za-z0-9_]+")
+
+
+def names_in_line(line: str) -> list[str]:
+    """The names a line holds: none for a blank or '#' line; the line itself when it is one bare token (so that a
+    misspelt name is still diagnosed); else every grouped_conv_... token in it (a line with none holds no name)."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return []
+    if not any(c.isspace() or c in ",;:|\"'/=()[]{}<>" for c in text):
+        return [text]
+    return _NAME_TOKEN.findall(text)
+
+
+def _explain_one(explainer, name: str, lineno: int, n: int, verbose: bool, summary: "Summary") -> dict | None:
+    """One name of a batch: its JSON record (with the Explanation under "exp" for the text renderer)."""
+    from ..explain.result import SCHEMA_VERSION
+
+    try:
+        exp = explainer.explain(name, neighbours=n, fixes=verbose)
+    except KernelNameError as exc:
+        summary.malformed += 1
+        if summary.malformed <= MAX_MALFORMED_SHOWN:
+            print(f"ckspace: error: line {lineno}: {exc}", file=sys.stderr)
+        return {"schema_version": SCHEMA_VERSION, "name": name, "status": "malformed", "line": lineno,
+                "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
+                          "got": exc.got, "suggestion": exc.suggestion}}
+    summary.add(exp)
+    record = exp.to_json()
+    record["exp"] = exp
+    return record
 
 
 class Summary:
@@ -176,6 +204,8 @@ class Summary:
         self.order = list(families)
         self.valid = self.rejected = self.malformed = self.known_issues = 0
         self.by_family: dict[str, int] = {}
+        self.rejected_names: list[tuple[str, str]] = []  # (name, first reason), the first MAX_LISTED
+        self.warned_names: list[tuple[str, str]] = []
 
     def add(self, exp: "Explanation") -> None:
         if exp.valid:
@@ -184,7 +214,25 @@ class Summary:
             self.rejected += 1
             for fam in exp.rejecting_families():
                 self.by_family[fam] = self.by_family.get(fam, 0) + 1
-        self.known_issues += any(note.kind == "known-issue" for note in exp.notes)
+            if len(self.rejected_names) < MAX_LISTED and exp.rejecting:
+                first = exp.rejecting[0]
+                self.rejected_names.append((exp.name, f"{first.rule}: {first.message}"))
+        warned = [note for note in exp.notes if note.kind == "known-issue"]
+        self.known_issues += bool(warned)
+        if warned and len(self.warned_names) < MAX_LISTED:
+            self.warned_names.append((exp.name, warned[0].text))
+
+    def print_names(self, console: "Console") -> None:
+        """The rejected and the warned names, each with its first reason (the first MAX_LISTED of each)."""
+        for title, listed, count in (("rejected", self.rejected_names, self.rejected),
+                                     ("known issues (warning)", self.warned_names, self.known_issues)):
+            if not listed:
+                continue
+            console.print(f"{title}:")
+            for name, reason in listed:
+                console.print(f"  {_e(name)}: {_e(reason)}", soft_wrap=True)
+            if count > len(listed):
+                console.print(f"  … {count - len(listed):,} more (--format json lists every one)")
 
     @property
     def names(self) -> int:
@@ -245,8 +293,8 @@ def render(console: "Console", exp: "Explanation") -> None:
     known = " · ".join(f"{k} {'✓' if v else '✗'}" for k, v in exp.sets.items() if v is not None)
     pending = ", ".join(k for k, v in exp.sets.items() if v is None)
     console.print(f"sets of {exp.arch}: {known}" + (
-        f" · {pending}: not selected on this machine yet (--select-sets, or `ckspace enumerate --arch {exp.arch} "
-        f"--set tests`, selects and caches them)" if pending else ""))
+        f" · {pending}: not selected on this machine yet (--select-sets selects them; so does `ckspace enumerate "
+        f"--arch {exp.arch} --set NAME` for each; both cache them)" if pending else ""))
     if exp.valid:
         _derived_panel(console, exp)
     _reasons(console, exp)

@@ -150,3 +150,42 @@ def test_rules_value_may_start_with_a_dash() -> None:
     b = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--rules=-ck-curation", "--count", "--format", "json")
     assert a.returncode == 0, a.stderr
     assert a.stdout == b.stdout and json.loads(a.stdout)["total"] > 60
+
+
+def test_enumerate_on_a_terminal_shows_the_summary_not_a_table_of_every_kernel():
+    """Issue 14: on a terminal (a pseudo-terminal here) the main command prints the per-stratum counts and how to get
+    the names, in the order --count uses, and no 14,048-row table; a short list is printed under its summary."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    def on_a_terminal(*args: str) -> str:
+        leader, follower = pty.openpty()
+        env = {**os.environ, "COLUMNS": "120", "LINES": "40", "NO_COLOR": "1"}
+        proc = subprocess.Popen([sys.executable, "-m", "ckspace", *args], stdout=follower, stderr=follower,
+                                stdin=subprocess.DEVNULL, env=env)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(timeout=120)
+        os.close(leader)
+        assert proc.returncode == 0
+        return b"".join(chunks).decode(errors="replace")
+
+    text = on_a_terminal("enumerate", "--arch", "gfx950")
+    lines = text.splitlines()
+    assert len(lines) < 40 and "14,048" in text and "--format names" in text
+    assert "grouped_conv_" not in text  # no kernel rows
+    strata = [line.split("│")[1].strip() + " " + line.split("│")[3].strip() for line in lines
+              if line.count("│") >= 4 and line.split("│")[1].strip() in ("forward", "bwd_data", "bwd_weight")]
+    assert strata[0] == "forward fp16"  # --count's order (variants as fields.toml lists them), not the names' order
+    tiny = on_a_terminal("enumerate", "--arch", "gfx950", "--set", "tiny")
+    assert tiny.count("grouped_conv_") == 22  # the 22 tiny names fit under the summary

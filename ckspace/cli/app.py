@@ -29,7 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ckspace", description="The CK Tile grouped-convolution kernel-instance space as a constraint model.")
     parser.add_argument("--version", action="version", version=f"ckspace {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    en = sub.add_parser("enumerate", help="list the valid kernels of an arch")
+    en = sub.add_parser("enumerate", help="list the valid kernels of an arch",
+                        description="List the kernels of a set (default full: CK's full rule set) that are valid on "
+                                    "an arch, sorted by name: plain names in a pipe, a summary on a terminal, or "
+                                    "json/jsonl/csv/table with --format. Filters: --variant, --ndim, --dtype, "
+                                    "--where; --count gives the numbers per (variant, ndim, dtype). Exit 0, or 2 on "
+                                    "bad usage.")
     en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     en.add_argument("--set", default="full",
                     help="kernel set: a catalog (full = ck-full, ck-default, ck-rdna) or a coverage-optimal selection "
@@ -207,7 +212,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
     imported = time.perf_counter()
     space = space_from_args(args)
-    fmt = args.format or ("table" if sys.stdout.isatty() else "names")
+    # On a terminal without --format: the per-stratum summary and a hint, not a table of thousands of rows
+    fmt = args.format or ("summary" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
     selected = None
@@ -227,7 +233,7 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
             else:
                 for r in records:
                     print(json.dumps(r, separators=(",", ":")))
-        elif fmt == "table":
+        elif fmt in ("table", "summary"):
             _console().print(output.counts_table(counts, title))
         else:
             if fmt == "csv":
@@ -241,8 +247,11 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
         source = selected if selected is not None else space.enumerate(variant=args.variant, ndim=args.ndim,
                                                                         dtype=args.dtype, where=args.where)
         t0 = time.perf_counter()
-        output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
-                             title=title, counts_title="kernels per (variant, ndim, dtype)")
+        if fmt == "summary":
+            _summary(space, list(source), args, title)
+        else:
+            output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
+                                 title=title, counts_title="kernels per (variant, ndim, dtype)")
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
     if args.timings:
         t = space.timings
@@ -255,6 +264,25 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
         )
     output.report_rejected(space)
     return 0
+
+
+SUMMARY_NAMES = 40  # on a terminal, a list this short is printed under the summary; a longer one is asked for
+
+
+def _summary(space, configs: list, args: argparse.Namespace, title: str) -> None:
+    """The terminal view of enumerate: the counts per (variant, ndim, dtype), in --count's order, then the names when
+    they fit on a screen, else how to get them (a pipe, --format)."""
+    from . import output
+
+    console = _console()
+    console.print(output.counts_table(_count_by_stratum(space, configs, args.variant, args.ndim, args.dtype), title))
+    if len(configs) <= SUMMARY_NAMES:
+        for cfg in configs:
+            console.print(str(cfg["name"]), soft_wrap=True, highlight=False)
+        return
+    console.print(f"[dim]{len(configs):,} kernels: pipe them (`| less`, `> names.txt`) or pass --format names for the "
+                  f"names, --format table for a table, --format json|jsonl|csv for the fields[/dim]", soft_wrap=True,
+                  highlight=False)
 
 
 def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:

@@ -23,7 +23,12 @@ DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 def add_parsers(sub) -> None:
     """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.emit or ckspace.build: every
     `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
-    em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest")
+    em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest",
+                        description="Write the CK Tile C++ of a selection into DIR: a kernel header and dispatcher "
+                                    "wrapper per kernel, compile units of --chunk-size instances, the registration "
+                                    "files, build.ninja and manifest.json. Writes are atomic and incremental (a "
+                                    "no-op re-emit writes nothing). Kernels the build compiler is known not to build "
+                                    "are left out (--toolchain). Exit 0, or 2 on bad usage.")
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
     em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
@@ -51,7 +56,14 @@ def add_parsers(sub) -> None:
     em.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     em.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
 
-    bu = sub.add_parser("build", help="compile an emitted directory with ninja (device-only objects)")
+    bu = sub.add_parser("build", help="compile an emitted directory with ninja (device-only objects)",
+                        description="Compile a directory written by `ckspace emit` with ninja: one device-only "
+                                    "object per compile unit and offload arch, with ROCm's compiler, else the "
+                                    "registry toolchain (set up on first use, installing nothing). Kernels invalid "
+                                    "on an --offload-arch, or known not to build with the compiler, are refused "
+                                    "first (--force). Incremental, interruptible (Ctrl-C leaves no half-written "
+                                    "object), and the objects are checked. Exit 0 built, 1 a compile failed, 2 bad "
+                                    "usage, 130 interrupted.")
     bu.add_argument("dir", metavar="DIR", help="a directory written by `ckspace emit`")
     bu.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="parallel compiles (default: ninja's)")
     bu.add_argument("--compiler", metavar="PATH", help="a HIP clang (default: ROCm's, else the registry toolchain)")

@@ -136,6 +136,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
     from ..select.sample import sample
 
     picked = sample(configs, args.n, seed, stratify_dimensions(args.stratify, list(space.data.fields)))
+    if len(picked) < args.n:  # asked for more than there are: say so rather than return fewer in silence
+        print(f"ckspace: warning: {args.set_name} has {len(configs):,} kernel(s) here, fewer than -n {args.n:,}: "
+              "all of them are listed", file=sys.stderr)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({len(configs)}) · seed {args.seed}"
     output.write_kernels(fmt, (output.record(c) for c in picked), sys.stdout, space.data.fields,

@@ -21,6 +21,15 @@ class ExprError(CkspaceError):
     """A syntax error or unknown name in a rule expression or a --where filter."""
 
 
+class IncompleteConfigError(UsageError):
+    """A config (a dict given to the API) that lacks fields of its kernel family: a partial config is no kernel."""
+
+    def __init__(self, missing: list[str], kind: str):
+        self.missing = missing
+        super().__init__(f"the config lacks {len(missing)} field(s) of a {kind} kernel: {', '.join(missing)} "
+                         "(give every field, or a kernel name)")
+
+
 class KernelNameError(CkspaceError):
     """A kernel name that does not follow CK's grammar.
 

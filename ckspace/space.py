@@ -63,12 +63,31 @@ class Space(KernelSpace):
     def check(self, kernel: str | Mapping[str, object]) -> list[Verdict]:
         """Every enabled rule a kernel (a name or a config) breaks, with its message; [] when it is valid.
 
-        A config must give every field of its kernel family: a missing field is a `model.domain-*` verdict."""
+        A config must give every field of its kernel family: a partial one raises IncompleteConfigError (a value
+        outside a field's domain is a `model.domain-*` verdict).
+
+        >>> Space().check({"variant": "forward", "tile_m": 96})
+        Traceback (most recent call last):
+        ...
+        ckspace.errors.IncompleteConfigError: the config lacks 28 field(s) of a gemm kernel: ndim, dtype, pipeline, ...
+        """
         config = self.parse(kernel) if isinstance(kernel, str) else dict(kernel)
+        self._complete(config)
         outside = domain_verdicts(self.model, config)
         if outside:
             return outside
         return violations(self.model, config)
+
+    def _complete(self, config: Mapping[str, object]) -> None:
+        from .errors import IncompleteConfigError
+        from .rules.model import kind_of_variant
+
+        kind = kind_of_variant(str(config.get("variant")))
+        missing = [f.name for f in self.model.fields(kind) if not f.derived and f.name not in config]
+        if "variant" not in config:
+            missing.insert(0, "variant")
+        if missing:
+            raise IncompleteConfigError(missing, kind)
 
     def explain(self, name: str, *, neighbours: int = 3, select_sets: bool = False) -> "Explanation":
         """Why a kernel is valid or not: every broken rule of every family, derived fields, sets and notes, and for

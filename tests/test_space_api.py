@@ -39,10 +39,20 @@ def test_check_takes_names_and_configs(space: Space) -> None:
     assert str(v) == f"{v.rule}: {v.message}" and "Node" not in repr(v)  # no rule tree in a printed verdict
 
 
-def test_a_partial_config_is_not_valid(space: Space) -> None:
-    verdicts = space.check({"variant": "forward", "tile_m": 96})
-    assert verdicts and all(v.family == "model" and v.rule.startswith("model.domain-") for v in verdicts)
-    assert "model.domain-tile_n" in {v.rule for v in verdicts}
+def test_a_partial_config_raises_and_names_are_accepted(space: Space) -> None:
+    from ckspace.errors import IncompleteConfigError
+
+    with pytest.raises(IncompleteConfigError) as exc:
+        space.check({"variant": "forward", "tile_m": 96})
+    assert "tile_n" in exc.value.missing and "tile_m" not in exc.value.missing and "\n" not in str(exc.value)
+    with pytest.raises(IncompleteConfigError) as exc:
+        space.check({})
+    assert exc.value.missing[0] == "variant"
+    # a whole config with a value outside a field's domain is a verdict of the model, not an error
+    cfg = space.parse(VALID)
+    cfg["tile_m"] = 7
+    assert [v.rule for v in space.check(cfg)] == ["model.domain-tile_m"]
+    assert space.check(VALID) == [] and space.check(space.parse(VALID)) == []
 
 
 def test_parse_and_malformed_names(space: Space) -> None:

@@ -189,3 +189,37 @@ def test_enumerate_on_a_terminal_shows_the_summary_not_a_table_of_every_kernel()
     assert strata[0] == "forward fp16"  # --count's order (variants as fields.toml lists them), not the names' order
     tiny = on_a_terminal("enumerate", "--arch", "gfx950", "--set", "tiny")
     assert tiny.count("grouped_conv_") == 22  # the 22 tiny names fit under the summary
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "jsonl"])
+def test_the_data_formats_carry_every_derived_quantity(fmt, capsys):
+    """Issue 14: every [derive.*] of fields.toml that applies to a kernel's family is in its record, none empty;
+    threads and elem_bytes checked against the spec's arithmetic (block size = 64 · waves; 2 bytes for fp16/bf16)."""
+    import csv
+    import io
+    import json
+    from pathlib import Path
+
+    from ckspace.cli import main
+    from ckspace.rules.schema import tomllib
+
+    derives = tomllib.loads((Path(__file__).resolve().parent.parent / "constraints" / "fields.toml").read_text())["derive"]
+    rows = []
+    for args in (["--set", "tiny"], ["--variant", "forward_depthwise", "--dtype", "fp32"]):
+        assert main(["enumerate", "--arch", "gfx950", *args, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        if fmt == "csv":
+            rows += list(csv.DictReader(io.StringIO(out)))
+        elif fmt == "json":
+            rows += json.loads(out)
+        else:
+            rows += [json.loads(line) for line in out.splitlines()]
+    assert rows and any(r["variant"] == "forward_depthwise" for r in rows)
+    for r in rows:
+        kind = "depthwise" if r["variant"] == "forward_depthwise" else "gemm"
+        for name, d in derives.items():
+            if d["kind"] in (kind, "both"):
+                assert r.get(name) not in (None, ""), (r["name"], name)
+        assert int(r["elem_bytes"]) == {"fp16": 2, "bf16": 2, "fp32": 4}[r["dtype"]]
+        if kind == "gemm":
+            assert int(r["threads"]) == 64 * int(r["wave_m"]) * int(r["wave_n"]) * int(r["wave_k"])

@@ -251,7 +251,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
             _summary(space, list(source), args, title)
         else:
             output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
-                                 title=title, counts_title="kernels per (variant, ndim, dtype)")
+                                 title=title, counts_title="kernels per (variant, ndim, dtype)",
+                                 derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
     if args.timings:
         t = space.timings

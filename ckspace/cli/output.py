@@ -50,10 +50,13 @@ def write_json(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
     return n
 
 
-def write_csv(rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str]) -> int:
-    """CSV with the union of GEMM and depthwise columns (in the data's field order); a missing field is empty."""
+def write_csv(rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str],
+              derived_names: Iterable[str] = ("block_per_cu",)) -> int:
+    """CSV with the union of GEMM and depthwise columns (in the data's field order), then the derived quantities; a
+    field or quantity the kernel's family does not have is empty."""
     fields = ["name", *field_names]
-    writer = csv.DictWriter(out, fieldnames=fields + ["block_per_cu"], extrasaction="ignore", lineterminator="\n")
+    fields += [d for d in derived_names if d not in fields]
+    writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     n = 0
     for r in rows:
@@ -127,10 +130,52 @@ def counts_records(counts: Mapping[Stratum, int]) -> list[dict[str, object]]:
     return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n} for s, n in counts.items()]
 
 
+class Deriver:
+    """The derived quantities of a kernel (fields.toml [derive.*]: layout, threads, lds_bytes, block_per_cu, ...), as
+    the data formats report them: every one that applies to the kernel's family, evaluated by the model's own
+    formulas on the arch (memoised per kernel family and the fields a formula reads)."""
+
+    def __init__(self, space) -> None:
+        from ..rules import expr as E
+        from ..rules.model import kind_of_variant
+
+        self._evaluate = E.evaluate
+        self._kind_of = kind_of_variant
+        self._resolve = space.model.resolve
+        self._derives = list(space.data.derives.values())
+        self.names = [d.field for d in self._derives]
+        self._by_kind: dict[str, list] = {}
+        self._memo: dict[tuple, object] = {}
+        self._reads = {d.field: tuple(sorted(E.fields_of(d.expr))) for d in self._derives}
+
+    def __call__(self, cfg: Mapping[str, object]) -> dict[str, object]:
+        kind = self._kind_of(str(cfg.get("variant")))
+        derives = self._by_kind.get(kind)
+        if derives is None:
+            derives = self._by_kind[kind] = [d for d in self._derives if d.applies_to(kind)]
+        out: dict[str, object] = {}
+        for d in derives:
+            key = (d.field, *(cfg.get(f) for f in self._reads[d.field]))
+            if key not in self._memo:
+                self._memo[key] = self._evaluate(d.expr, cfg, self._resolve)
+            out[d.field] = self._memo[key]
+        return out
+
+
+def with_derived(rows: Iterable[Mapping[str, object]], derive: Deriver) -> Iterator[dict[str, object]]:
+    for r in rows:
+        out = dict(r)
+        for k, v in derive(r).items():
+            out.setdefault(k, v)
+        yield out
+
+
 def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str], *,
-                  title: str, counts_title: str) -> None:
-    """Kernel records in one of FORMATS: names, jsonl, json and csv stream; table renders with rich, then the
-    counts per (variant, ndim, dtype)."""
+                  title: str, counts_title: str, derive: Deriver | None = None) -> None:
+    """Kernel records in one of FORMATS: names, jsonl, json and csv stream (with the derived quantities when
+    `derive` is given); table renders with rich, then the counts per (variant, ndim, dtype)."""
+    if derive is not None and fmt in ("json", "jsonl", "csv"):
+        rows = with_derived(rows, derive)
     if fmt == "names":
         write_names(rows, out)
     elif fmt == "jsonl":
@@ -138,7 +183,7 @@ def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], 
     elif fmt == "json":
         write_json(rows, out)
     elif fmt == "csv":
-        write_csv(rows, out, field_names)
+        write_csv(rows, out, field_names, derive.names if derive is not None else ("block_per_cu",))
     else:
         from rich.console import Console
 

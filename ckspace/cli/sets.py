@@ -142,6 +142,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({len(configs)}) · seed {args.seed}"
     output.write_kernels(fmt, (output.record(c) for c in picked), sys.stdout, space.data.fields,
-                         title=title, counts_title="sampled kernels per (variant, ndim, dtype)")
+                         title=title, counts_title="sampled kernels per (variant, ndim, dtype)",
+                         derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
     output.report_rejected(space)
     return 0

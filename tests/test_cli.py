@@ -223,3 +223,29 @@ def test_the_data_formats_carry_every_derived_quantity(fmt, capsys):
         assert int(r["elem_bytes"]) == {"fp16": 2, "bf16": 2, "fp32": 4}[r["dtype"]]
         if kind == "gemm":
             assert int(r["threads"]) == 64 * int(r["wave_m"]) * int(r["wave_n"]) * int(r["wave_k"])
+
+
+def test_output_file_is_written_atomically_in_the_format_of_its_suffix(tmp_path, capsys):
+    from ckspace.cli import main
+
+    base = ["enumerate", "--arch", "gfx950", "--set", "tiny"]
+    assert main([*base, "--format", "csv"]) == 0
+    piped = capsys.readouterr().out
+    assert main([*base, "-o", str(tmp_path / "k.csv")]) == 0
+    assert capsys.readouterr().out == "" and (tmp_path / "k.csv").read_text() == piped
+    assert main([*base, "--export-json", str(tmp_path / "k.json")]) == 0
+    assert len(json.loads((tmp_path / "k.json").read_text())) == 22
+    assert main([*base, "-o", str(tmp_path / "k.txt")]) == 0
+    assert len((tmp_path / "k.txt").read_text().split()) == 22  # names
+    # an unwritable or wrong path: exit 2, one line, no file
+    for bad in (str(tmp_path / "no" / "k.txt"), str(tmp_path), ""):
+        assert main([*base, "-o", bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("ckspace: error: -o")
+    assert not (tmp_path / "no").exists()
+    # a run that fails leaves the old file as it was, and no temporary
+    (tmp_path / "old.txt").write_text("old\n")
+    assert main([*base, "--where", "tile_m == 7", "-o", str(tmp_path / "old.txt")]) == 2
+    assert (tmp_path / "old.txt").read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.csv", "k.json", "k.txt", "old.txt"]
+    assert main([*base, "--export-json", str(tmp_path / "a.json"), "--format", "csv"]) == 2

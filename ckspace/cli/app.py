@@ -48,7 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
     en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
-    en.add_argument("--format", choices=FORMATS, help="output format (default: table on a terminal, names in a pipe)")
+    en.add_argument("--format", choices=FORMATS,
+                    help="output format (default: a summary on a terminal, names in a pipe or a file)")
+    en.add_argument("-o", "--output", metavar="FILE",
+                    help="write to FILE (atomically: a failed or interrupted run leaves none); the format follows "
+                         "its suffix (.json, .jsonl, .csv, else names) unless --format says")
+    en.add_argument("--export-json", metavar="FILE", help="the same as -o FILE --format json (tile-engine's option)")
     en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
     en.add_argument("--timings", action="store_true", help="print where the time went (imports, model, solve, output) to stderr")
@@ -210,8 +215,22 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from ..select.sets import check_set, is_selection
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
+    if args.export_json:
+        if args.output or (args.format and args.format != "json"):
+            raise UsageError("--export-json FILE is -o FILE --format json: give one of them")
+        args.output, args.format = args.export_json, "json"
+    target = output.check_output_file(args.output) if args.output is not None else None  # before any solving
+    args.format = output.format_for(args.output, args.format)
     imported = time.perf_counter()
     space = space_from_args(args)
+    with output.written_to(target):
+        return _enumerate(args, space, started, imported)
+
+
+def _enumerate(args: argparse.Namespace, space, started: float, imported: float) -> int:
+    from . import output
+    from ..select.sets import is_selection
+
     # On a terminal without --format: the per-stratum summary and a hint, not a table of thousands of rows
     fmt = args.format or ("summary" if sys.stdout.isatty() else "names")
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import sys
+from pathlib import Path
 from typing import IO, Iterable, Iterator, Mapping
 
 from ..rules.model import Stratum
@@ -219,3 +222,71 @@ def report_rejected(space, out=None) -> None:
     if len(rejected) > MAX_REJECTED_SHOWN:
         print(f"ckspace: warning:   ... {len(rejected) - MAX_REJECTED_SHOWN:,} more; `ckspace explain NAME --arch "
               f"{space.arch}` tells each one's rules", file=out)
+
+
+# -- -o FILE ---------------------------------------------------------------------------------------------------------
+OUTPUT_SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
+
+
+def check_output_file(path: str) -> Path:
+    """-o FILE, checked before any solving: not a directory, in an existing writable directory."""
+    import os
+
+    from ..errors import UsageError
+
+    if not path.strip():
+        raise UsageError("-o/--output needs a file name, not an empty string")
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"-o {path}: a directory; give a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"-o {path}: no such directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {path}: {parent} is not writable")
+    return target
+
+
+def format_for(path: str | None, fmt: str | None) -> str | None:
+    """--format, else the format -o FILE's suffix names (.json, .jsonl, .csv; names otherwise)."""
+    if fmt or not path:
+        return fmt
+    return OUTPUT_SUFFIXES.get(Path(path).suffix.lower(), "names")
+
+
+@contextlib.contextmanager
+def written_to(target: Path | None):
+    """While open, sys.stdout writes to a temporary file next to `target`, renamed onto it only when the block ends
+    without an error: an interrupted or failed run leaves no file (and an old one as it was)."""
+    import os
+    import tempfile
+
+    if target is None:
+        yield
+        return
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        from ..errors import UsageError
+
+        raise UsageError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+    fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+    saved = sys.stdout
+    sys.stdout = fh
+    try:
+        yield
+        sys.stdout = saved
+        fh.close()
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        sys.stdout = saved
+        fh.close()
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        sys.stdout = saved

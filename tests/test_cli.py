@@ -249,3 +249,37 @@ def test_output_file_is_written_atomically_in_the_format_of_its_suffix(tmp_path,
     assert (tmp_path / "old.txt").read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.csv", "k.json", "k.txt", "old.txt"]
     assert main([*base, "--export-json", str(tmp_path / "a.json"), "--format", "csv"]) == 2
+
+
+def test_count_by_any_fields_matches_a_count_of_the_listing(capsys):
+    from collections import Counter
+
+    from ckspace.cli import main
+
+    base = ["enumerate", "--arch", "gfx950", "--variant", "forward,bwd_data"]
+    assert main([*base, "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    expected = Counter((r["pipeline"], r["scheduler"], r["threads"]) for r in rows)  # threads: a derived quantity
+    assert main([*base, "--count-by", "pipeline,scheduler,threads", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {(g["pipeline"], g["scheduler"], g["threads"]): g["count"] for g in out["groups"]} == dict(expected)
+    assert out["total"] == len(rows) and out["by"] == ["pipeline", "scheduler", "threads"]
+    assert main([*base, "--count-by", "pipeline"]) == 0  # tab-separated with a header in a pipe
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "pipeline\tcount" and sum(int(line.split("\t")[1]) for line in lines[1:]) == len(rows)
+    assert main([*base, "--count-by", "tile_q"]) == 2 and "unknown field 'tile_q'" in capsys.readouterr().err
+
+
+def test_fields_lists_every_field_with_the_values_of_fields_toml(capsys):
+    from ckspace.cli import main
+    from ckspace.rules.schema import tomllib
+
+    toml = tomllib.loads((Path(__file__).resolve().parent.parent / "constraints" / "fields.toml").read_text())
+    assert main(["fields", "--format", "json"]) == 0
+    listed = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    for name, f in toml["field"].items():
+        assert name in listed or name in toml["derive"], name
+        if "values" in f and name in listed:
+            assert listed[name]["values"] == f["values"]
+    assert all(listed[name].get("formula") for name in toml["derive"])  # every derived quantity with its formula
+    assert main(["fields", "nope"]) == 2 and "unknown field 'nope'" in capsys.readouterr().err

@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
     en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
+    en.add_argument("--count-by", metavar="FIELDS",
+                    help="only count, grouped by these fields or derived quantities (comma-separated, e.g. "
+                         "pipeline,scheduler; `ckspace fields` lists them)")
     en.add_argument("--format", choices=FORMATS,
                     help="output format (default: a summary on a terminal, names in a pipe or a file)")
     en.add_argument("-o", "--output", metavar="FILE",
@@ -75,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .rules import add_parser as add_rules
 
     add_rules(sub)
+    from .fields import add_parser as add_fields
+
+    add_fields(sub)
     return parser
 
 
@@ -164,6 +170,10 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from .rules import cmd_rules
 
         return cmd_rules(args)
+    if args.command == "fields":
+        from .fields import cmd_fields
+
+        return cmd_fields(args)
     if args.command in ("emit", "build"):
         from .build import run as run_build
 
@@ -239,7 +249,11 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
     if is_selection(args.set) or args.objective or args.stable_from:
         selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
                                 variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
-    if args.count:
+    if args.count_by is not None:
+        t0 = time.perf_counter()
+        _count_by(space, selected, args, fmt, title)
+        t_out = time.perf_counter() - t0
+    elif args.count:
         counts = (space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
                   if selected is None else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
         t0 = time.perf_counter()
@@ -284,6 +298,65 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         )
     output.report_rejected(space)
     return 0
+
+
+def _count_by(space, selected, args: argparse.Namespace, fmt: str, title: str) -> None:
+    """Counts grouped by any fields or derived quantities, in the order of their values (fields.toml), then of
+    first appearance; a kernel family without one of the fields is grouped under an empty value."""
+    import json
+
+    from . import output
+
+    keys = [k.strip() for k in args.count_by.split(",") if k.strip()]
+    known = list(space.data.fields) + [d for d in space.data.derives if d not in space.data.fields]
+    if not keys:
+        raise UsageError("--count-by needs at least one field, e.g. pipeline,scheduler")
+    for k in keys:
+        if k not in known:
+            raise UsageError(f"--count-by: unknown field {k!r}; fields: {', '.join(known)}")
+    source = selected if selected is not None else space.enumerate(variant=args.variant, ndim=args.ndim,
+                                                                    dtype=args.dtype, where=args.where)
+    derive = output.Deriver(space) if any(k in space.data.derives for k in keys) else None
+    counts: dict[tuple, int] = {}
+    for cfg in source:
+        row = {**cfg, **derive(cfg)} if derive is not None else cfg
+        key = tuple(row.get(k, "") for k in keys)
+        counts[key] = counts.get(key, 0) + 1
+
+    def rank(key: tuple) -> tuple:
+        out = []
+        for k, v in zip(keys, key):
+            f = space.data.fields.get(k)
+            values = list(f.values) if f is not None else []
+            out.append((values.index(v) if v in values else len(values), str(v)))
+        return tuple(out)
+
+    groups = sorted(counts.items(), key=lambda kv: rank(kv[0]))
+    show = lambda v: "true" if v is True else "false" if v is False else str(v)  # noqa: E731
+    if fmt in ("json", "jsonl"):
+        records = [{**dict(zip(keys, key)), "count": n} for key, n in groups]
+        if fmt == "json":
+            print(json.dumps({"arch": args.arch, "by": keys, "total": sum(counts.values()), "groups": records}, indent=1))
+        else:
+            for r in records:
+                print(json.dumps(r, separators=(",", ":")))
+    elif fmt in ("table", "summary"):
+        from rich.table import Table
+
+        table = Table(title=title, header_style="bold")
+        for k in keys:
+            table.add_column(k)
+        table.add_column("kernels", justify="right")
+        for key, n in groups:
+            table.add_row(*(show(v) for v in key), f"{n:,}")
+        table.add_section()
+        table.add_row("total", *([""] * (len(keys) - 1)), f"{sum(counts.values()):,}", style="bold")
+        _console().print(table)
+    else:
+        sep = "," if fmt == "csv" else "\t"
+        print(sep.join([*keys, "count"]))
+        for key, n in groups:
+            print(sep.join([*(show(v) for v in key), str(n)]))
 
 
 SUMMARY_NAMES = 40  # on a terminal, a list this short is printed under the summary; a longer one is asked for

@@ -283,3 +283,18 @@ def test_fields_lists_every_field_with_the_values_of_fields_toml(capsys):
             assert listed[name]["values"] == f["values"]
     assert all(listed[name].get("formula") for name in toml["derive"])  # every derived quantity with its formula
     assert main(["fields", "nope"]) == 2 and "unknown field 'nope'" in capsys.readouterr().err
+
+
+def test_stable_from_reports_what_was_kept_added_and_removed(tmp_path, capsys):
+    from ckspace.cli import main
+
+    base = ["enumerate", "--arch", "gfx950", "--set", "tiny"]
+    assert main(base) == 0
+    tiny = capsys.readouterr().out.split()
+    previous = tiny[:15] + ["grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_16x16x32_vec8_8_8"]
+    (tmp_path / "prev.txt").write_text("\n".join(previous) + "\n")
+    assert main([*base, "--stable-from", str(tmp_path / "prev.txt")]) == 0
+    out = capsys.readouterr()
+    now = set(out.out.split())
+    kept, added, removed = len(set(previous) & now), len(now - set(previous)), len(set(previous) - now)
+    assert f"{kept:,} kept, {added:,} added, {removed:,} removed (of {len(previous)} before, {len(now)} now)" in out.err

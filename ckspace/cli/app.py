@@ -249,6 +249,8 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
     if is_selection(args.set) or args.objective or args.stable_from:
         selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
                                 variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
+        if args.stable_from:
+            _churn(args.stable_from, selected)
     if args.count_by is not None:
         t0 = time.perf_counter()
         _count_by(space, selected, args, fmt, title)
@@ -357,6 +359,17 @@ def _count_by(space, selected, args: argparse.Namespace, fmt: str, title: str) -
         print(sep.join([*keys, "count"]))
         for key, n in groups:
             print(sep.join([*(show(v) for v in key), str(n)]))
+
+
+def _churn(previous_file: str, selected) -> None:
+    """--stable-from: how the selection changed against the previous one, on stderr (the output stays the names)."""
+    from ..select.selection import read_names
+
+    before = set(read_names(previous_file, "--stable-from"))
+    now = {str(c["name"]) for c in selected}
+    kept = len(before & now)
+    print(f"ckspace: stable-from {previous_file}: {kept:,} kept, {len(now - before):,} added, "
+          f"{len(before - now):,} removed (of {len(before):,} before, {len(now):,} now)", file=sys.stderr)
 
 
 SUMMARY_NAMES = 40  # on a terminal, a list this short is printed under the summary; a longer one is asked for

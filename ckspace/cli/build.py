@@ -16,6 +16,7 @@ from ..errors import UsageError
 
 LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.codegen.build.LAUNCHERS (tests/test_emit.py checks)
 DEFAULT_CHUNK_SIZE = 25  # = ckspace.codegen.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
+MIN_UNITS = 16  # the default chunk size leaves at least this many units (when there are as many kernels): -j 16
 MAX_CHUNK_SIZE = 2000  # one unit of more instances than this needs tens of GB to compile
 DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
@@ -48,8 +49,13 @@ def add_parsers(sub) -> None:
                     help="leave out the kernels this compiler's family (toolchain-NAME, found by `ckspace verify`) "
                          "says it cannot build: auto (default: the compiler `build` will use: ROCm's, else the "
                          "registry toolchain's for the arch), registry, clang22, ..., or none")
-    em.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="N",
-                    help=f"instances per compile unit and per registration chunk (default {DEFAULT_CHUNK_SIZE})")
+    em.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                    help=f"instances per compile unit and per registration chunk (default: at most "
+                         f"{DEFAULT_CHUNK_SIZE}, and small enough for at least {MIN_UNITS} units when there are that "
+                         "many kernels, so that `build -j` has work for each job). A larger unit pays the fixed cost "
+                         "of parsing CK Tile's headers (about 7 s of a core) once for more kernels, but needs more "
+                         "memory (about 0.8 GB for one kernel, 1.5-2.2 GB for four, 4 GB for the 15 of tiny in "
+                         "CK API 2025.11)")
     em.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
                     help=f"refuse to emit more kernels than this (default {DEFAULT_MAX_KERNELS:,}; the open space has "
                          "trillions): counted first, in seconds")
@@ -90,13 +96,30 @@ def _console(stderr: bool = True):
     return Console(stderr=stderr, soft_wrap=False, highlight=False)
 
 
+def balanced_units(names: list[str]) -> list[list[str]]:
+    """The default compile units: consecutive runs of the selection, as many as it takes for units of at most
+    DEFAULT_CHUNK_SIZE kernels but at least MIN_UNITS (when there are as many kernels), their sizes differing by at
+    most one, so that `build -j N` keeps up to MIN_UNITS jobs busy."""
+    n = len(names)
+    count = min(n, max(-(-n // DEFAULT_CHUNK_SIZE), MIN_UNITS))
+    if count == 0:
+        return []
+    size, extra = divmod(n, count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(names[start:end])
+        start = end
+    return out
+
+
 def cmd_emit(args: argparse.Namespace) -> int:
     from ..codegen import archdetect
     from ..codegen import ckapi
 
     arch = archdetect.resolve(args.arch)
     rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
-    if not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
+    if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
         raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}, not {args.chunk_size}")
     if not args.output.strip():
         raise UsageError("-o/--output needs a directory, not an empty string")
@@ -132,7 +155,11 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules, "toolchain": family}
-    result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
+    if args.chunk_size is not None:
+        result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
+    else:
+        result = EM.emit(space, configs, args.output, revision=rev, chunk_size=DEFAULT_CHUNK_SIZE,
+                         selection=selection, units=balanced_units([str(c["name"]) for c in configs]))
     from . import output
 
     output.report_rejected(space)

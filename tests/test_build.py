@@ -304,10 +304,23 @@ def _in_ci() -> bool:
 
 
 def _toolchain_dir() -> Path:
-    """As root, a world-readable cache dir, so that distccd (which will not run as root) can run the compilers."""
-    if _is_root() and not os.environ.get("CKSPACE_TOOLCHAIN_DIR"):
+    """The toolchain's cache dir ($CKSPACE_TOOLCHAIN_DIR, else $XDG_CACHE_HOME/ckspace/...). As root with neither
+    set (CI), a world-readable one in /var/tmp, so that distccd (which will not run as root) can run the compilers;
+    the README says so."""
+    if _is_root() and not os.environ.get("CKSPACE_TOOLCHAIN_DIR") and not os.environ.get("XDG_CACHE_HOME"):
         return Path("/var/tmp") / f"ckspace-toolchain-v{T.RECIPE}"
     return T.default_dir()
+
+
+def _readable_by_all(path: Path) -> bool:
+    """Whether another user (distccd's) can reach and read `path`: o+x on every directory above it, o+r on it."""
+    path = path.resolve()
+    try:
+        if not path.stat().st_mode & 0o004:
+            return False
+        return all(p.stat().st_mode & 0o001 for p in path.parents)
+    except OSError:
+        return False
 
 
 def _toolchain(monkeypatch) -> float:
@@ -527,6 +540,9 @@ def _distcc() -> tuple[dict[str, str] | None, str, subprocess.Popen | None, Path
 def test_launcher_distcc_localhost(tmp_path, monkeypatch):
     """--launcher distcc against a distccd on localhost: preprocessed here, compiled by the server (no fallback)."""
     _toolchain(monkeypatch)
+    if not _readable_by_all(T.default_dir()):
+        pytest.skip(f"the toolchain in {T.default_dir()} is not readable by distccd's user (set by "
+                    "CKSPACE_TOOLCHAIN_DIR or XDG_CACHE_HOME)")
     denv, why_not, server, ddir = _distcc()
     if denv is None:
         pytest.skip(why_not)

@@ -28,7 +28,7 @@ def add_ck_api_options(p) -> None:
 
 def toolchain_family(name: str, arch: str, families, compiler: str | None = None) -> str | None:
     """The rule family of --toolchain NAME on `arch` (None: none, or that compiler has no known limits). registry
-    is the registry toolchain's compiler for the arch (ckspace.codegen.toolchain: zig's clang 22 for gfx950); auto is
+    is the registry toolchain's compiler for the arch (ckspace.codegen.toolchain: clang 22 of zig, every arch); auto is
     the compiler `build` will use (--compiler, else ROCm, else the registry's); none switches no family on."""
     if name == "none":
         return None

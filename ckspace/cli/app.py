@@ -222,7 +222,7 @@ def _console(stderr: bool = False):
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from . import output
-    from ..select.sets import check_set, is_selection
+    from ..select.sets import check_set
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
     if args.export_json:

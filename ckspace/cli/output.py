@@ -272,16 +272,13 @@ def written_to(target: Path | None):
 
         raise UsageError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
     fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
-    saved = sys.stdout
-    sys.stdout = fh
+    saved, sys.stdout = sys.stdout, fh
     try:
         yield
-        sys.stdout = saved
         fh.close()
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
-        sys.stdout = saved
         fh.close()
         try:
             os.unlink(tmp)

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import CkspaceError, UsageError
+from ..errors import UsageError
 
 DEFAULT_UNIT = 1
 MAX_UNIT = 64
@@ -192,14 +192,13 @@ def _record(target: Path, result, rev: str, compiler: str | None) -> int:
         "# Proposed by `ckspace verify --record`: what the compiler could not build, with a reproducer each.\n"
         "# Review each rule (its conditions come from a sample), then move the file under constraints/rules/.\n")
     taken = {str(r.get("id")) for r in tomllib.loads(old).get("rule", [])}
-    blocks, n = [], 0
+    blocks, index = [], 0
     date = datetime.date.today().isoformat()
     for p in result.proposals:
         if not p.conditions:
             continue
-        n += 1
-        index = n
-        while f"{family}.proposed-{index}" in taken:
+        index += 1
+        while f"{family}.proposed-{index}" in taken:  # numbered after the rules the file already holds
             index += 1
         taken.add(f"{family}.proposed-{index}")
         blocks.append(p.rule_text(family, index, result.arch, result.toolchain or (compiler or ""), rev, date))

@@ -298,3 +298,26 @@ def test_stable_from_reports_what_was_kept_added_and_removed(tmp_path, capsys):
     now = set(out.out.split())
     kept, added, removed = len(set(previous) & now), len(now - set(previous)), len(set(previous) - now)
     assert f"{kept:,} kept, {added:,} added, {removed:,} removed (of {len(previous)} before, {len(now)} now)" in out.err
+
+
+def test_a_table_in_a_pipe_is_not_cut_to_80_columns() -> None:
+    """rich assumes 80 columns off a terminal; ckspace's tables and lines keep their full width in a pipe."""
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-m", "ckspace", "enumerate", *SMALL, "--format", "table"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "…" not in proc.stdout  # no cell cut short
+    assert "bwd_data" in proc.stdout and "intrawave" in proc.stdout
+    assert max(len(line) for line in proc.stdout.splitlines()) > 80
+
+
+def test_console_lines_are_not_hard_wrapped_in_a_pipe(monkeypatch) -> None:
+    from ckspace.cli.console import console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = io.StringIO()
+    path = "/tmp/" + "/".join(["a_rather_long_directory_name"] * 12) + "/unit_0001.o"
+    console(file=out).print(f"ckspace: object {path}: no kernel entry point")
+    assert out.getvalue() == f"ckspace: object {path}: no kernel entry point\n"
+    monkeypatch.setenv("COLUMNS", "60")  # a width the user asks for is kept
+    assert console(file=io.StringIO()).width == 60

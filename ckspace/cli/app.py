@@ -215,9 +215,9 @@ def _error(message: str, prefix: str = "ckspace: error: ") -> None:
 
 
 def _console(stderr: bool = False):
-    from rich.console import Console
+    from .console import console
 
-    return Console(stderr=stderr, soft_wrap=False)
+    return console(stderr=stderr, highlight=True)
 
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:

@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _console(stderr: bool = True):
-    from rich.console import Console
+    from .console import console
 
-    return Console(stderr=stderr, soft_wrap=False, highlight=False)
+    return console(stderr=stderr)
 
 
 def balanced_units(names: list[str]) -> list[list[str]]:

@@ -188,9 +188,9 @@ def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], 
     elif fmt == "csv":
         write_csv(rows, out, field_names, derive.names if derive is not None else ("block_per_cu",))
     else:
-        from rich.console import Console
+        from .console import console as make_console
 
-        console = Console(soft_wrap=False)
+        console = make_console(highlight=True, file=out)
         counts = write_table(iter(rows), console, title)
         console.print(counts_table(counts, counts_title))
     out.flush()

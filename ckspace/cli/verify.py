@@ -239,9 +239,9 @@ def _covering(space, configs, objective: str):
 
 
 def _console():
-    from rich.console import Console
+    from .console import console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return console(stderr=True)
 
 
 def _family_name(compiler: str | None, arch: str) -> str:

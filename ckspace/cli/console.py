@@ -1,0 +1,35 @@
+"""The one way the CLI makes a rich console.
+
+On a terminal rich wraps to the window. In a pipe or a log rich would assume 80 columns and hard-wrap a long path or
+squeeze a table to 80 columns with its cells cut to "va…"; there nothing is wrapped: a table is as wide as its
+content and a line is one line (`$COLUMNS` still sets a width where a user wants one).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+PIPE_WIDTH = 100_000  # wide enough for any table of ckspace; tables do not expand, so this is never filled
+
+
+def pipe_width(stream) -> int | None:
+    """The width to give rich for `stream`: None (rich asks the terminal) on a terminal or where $COLUMNS is set."""
+    try:
+        if stream is not None and stream.isatty():
+            return None
+    except (AttributeError, ValueError):  # a closed or unusual stream: treat it as a pipe
+        pass
+    return None if os.environ.get("COLUMNS", "").strip().isdigit() else PIPE_WIDTH
+
+
+def console(*, stderr: bool = False, highlight: bool = False, file=None) -> "Console":
+    from rich.console import Console
+
+    stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    width = pipe_width(stream)
+    return Console(stderr=stderr, file=file, highlight=highlight, width=width, soft_wrap=width is not None)

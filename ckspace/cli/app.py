@@ -15,7 +15,8 @@ from typing import Sequence
 
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, exit_status, interrupt_behind, stop_signals_raise
-from .options import add_ck_api_options, add_ck_config_option, add_over_option, space_from_args
+from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
+                      space_from_args)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--ndim", action="append", help="2, 3 (repeat or comma-separate)")
     en.add_argument("--dtype", action="append", help="fp16, bf16, fp32 (repeat or comma-separate)")
     en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
+    add_trait_config_option(en)
     en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
     en.add_argument("--count-by", metavar="FIELDS",
@@ -152,6 +154,10 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from ..codegen import archdetect
 
         args.arch = archdetect.resolve(args.arch)
+    if getattr(args, "trait_config", None) is not None:  # a tile-engine trait config is a --where, read before any work
+        from .options import where_with_trait_config
+
+        args.where = where_with_trait_config(args)
     if args.command == "enumerate":
         return cmd_enumerate(args, started)
     if args.command == "explain":

@@ -33,13 +33,14 @@ def add_parsers(sub) -> None:
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
     em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
-    from .options import add_ck_config_option
+    from .options import add_ck_config_option, add_trait_config_option
 
     add_ck_config_option(em)
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
     em.add_argument("--ndim", action="append", help="2, 3")
     em.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
     em.add_argument("--where", help="filter on fields, e.g. \"pipeline == 'compv3'\"")
+    add_trait_config_option(em)
     em.add_argument("--rules", help="switch rule families: +fam,-fam")
     em.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
     em.add_argument("--ck-api", default=None, metavar="REV",

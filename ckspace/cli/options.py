@@ -76,6 +76,30 @@ def rules_with_ck_api(args) -> str | None:
     return combine_rules(rules, ck_api, args.ck_include)
 
 
+def add_trait_config_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trait-config", dest="trait_config", metavar="FILE",
+                   help="only kernels allowed by a CK tile-engine JSON trait config ({\"variant\": ..., "
+                        "\"trait_config\": {\"pipeline\": {\"values\": [...]}, ...}}); and-ed with --where")
+
+
+def where_with_trait_config(args: argparse.Namespace) -> str | None:
+    """--where and-ed with the filter of --trait-config FILE (checked against the fields of --constraints)."""
+    from pathlib import Path
+
+    from ..rules import traitconfig
+    from ..rules.data import load_fields
+
+    fields = load_fields(Path(args.constraints) if getattr(args, "constraints", None) else None)
+    doc = traitconfig.read(args.trait_config)
+    trait = traitconfig.to_where(doc, fields, str(args.trait_config))
+    for option, values in traitconfig.strata_of(doc).items():  # counts then list only the config's strata
+        if getattr(args, option, None) is None:
+            setattr(args, option, values)
+    if trait is None:
+        return args.where
+    return trait if not args.where else f"({trait}) and ({args.where})"
+
+
 def add_over_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--over", metavar="CATALOG",
                    help="with --set tests|tiny: the catalog they are selected from (default full; ck-default, ck-rdna)")

@@ -7,7 +7,8 @@ import sys
 
 from ..errors import UsageError
 from ..select.sets import SELECTED_SETS, check_set, is_selection
-from .options import add_ck_api_options, add_ck_config_option, add_over_option, space_from_args
+from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
+                      space_from_args)
 
 
 def add_parsers(subparsers) -> None:
@@ -38,6 +39,7 @@ def add_parsers(subparsers) -> None:
     smp.add_argument("--ndim", action="append", help="only these ndims")
     smp.add_argument("--dtype", action="append", help="only these dtypes")
     smp.add_argument("--where", help="only kernels matching this filter (rule language)")
+    add_trait_config_option(smp)
     _common(smp)
     smp.add_argument("--format", choices=FORMATS, help="output format (default: table on a terminal, names in a pipe)")
 

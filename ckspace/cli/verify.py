@@ -20,6 +20,8 @@ DEFAULT_MAX_KERNELS = 5_000  # at ~15-30 s of one core per kernel, more is a job
 
 
 def add_parser(sub) -> None:
+    from .options import add_trait_config_option
+
     v = sub.add_parser("verify", help="compile a sample of a set and report per kernel (the compiler as the oracle)",
                        description="Compile kernels device-only with the build toolchain: a covering sample of a set "
                                    "(default), a uniform sample, or all; failing units are bisected to their "
@@ -43,6 +45,7 @@ def add_parser(sub) -> None:
     v.add_argument("--ndim", action="append", help="2, 3")
     v.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
     v.add_argument("--where", help="filter on fields, e.g. \"pipeline == 'compv3'\"")
+    add_trait_config_option(v)
     v.add_argument("--rules", help="switch rule families: +fam,-fam")
     v.add_argument("--ck-api", default=None, metavar="REV",
                    help="CK Tile API revision of the C++ (default: the one the build toolchain's headers are)")

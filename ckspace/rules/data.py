@@ -165,17 +165,27 @@ def _field_values(spec: dict[str, Any]) -> tuple:
     return tuple(range(lo, hi + 1, step))
 
 
+def _field_defs(raw_fields: Mapping[str, Any]) -> dict[str, FieldDef]:
+    return {name: FieldDef(name, spec["kind"], spec["type"], _field_values(spec), bool(spec.get("stratum")),
+                           bool(spec.get("derived")), spec.get("doc", ""))
+            for name, spec in raw_fields["field"].items()}
+
+
+def load_fields(root: Path | None = None) -> dict[str, FieldDef]:
+    """Only the fields of a constraints directory (fields.toml): what an input format needs to check its values
+    against, without the cost of the rules."""
+    root = (root or default_constraints_dir()).resolve()
+    if not (root / "fields.toml").is_file():
+        raise DataError(f"{root}: not a constraints directory (no fields.toml)")
+    return _field_defs(read_toml(root / "fields.toml", root))
+
+
 def load(root: Path | None = None) -> DataSet:
     root = (root or default_constraints_dir()).resolve()
     if not (root / "fields.toml").is_file():
         raise DataError(f"{root}: not a constraints directory (no fields.toml)")
     raw_fields = read_toml(root / "fields.toml", root)
-    fields: dict[str, FieldDef] = {}
-    for name, spec in raw_fields["field"].items():
-        fields[name] = FieldDef(
-            name, spec["kind"], spec["type"], _field_values(spec),
-            bool(spec.get("stratum")), bool(spec.get("derived")), spec.get("doc", ""),
-        )
+    fields = _field_defs(raw_fields)
     archs = {}
     for path in sorted((root / "archs").glob("*.toml")):
         facts = read_toml(path, root)

@@ -1,0 +1,173 @@
+"""CK tile-engine's JSON trait configs (seed 002's format) as a filter: --trait-config FILE.
+
+The oracle is a plain-Python filter of the full set's names, read back with the name grammar: the trait config's
+allow-list applied key by key, as tile-engine's README describes it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckspace import Space
+from ckspace.cli import main
+from ckspace.rules import traitconfig
+from ckspace.rules.data import load_fields
+from ckspace.rules.names import parse_name
+
+# seed 002 (tile-engine README, "JSON Config Format"), verbatim
+SEED_EXAMPLE = {
+    "variant": "forward",
+    "trait_config": {
+        "data_type": {"values": ["bf16"]},
+        "pipeline": {"values": ["compv3", "compv4", "compv5"]},
+        "wave_mode": {"values": ["intrawave", "interwave"]},
+        "ndim_spatial": {"values": [2, 3]},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def full_names() -> list[str]:
+    return sorted(c["name"] for c in Space(arch="gfx950").enumerate())
+
+
+@pytest.fixture(scope="module")
+def fields():
+    return load_fields()
+
+
+def _names(capsys, *args: str) -> list[str]:
+    assert main(["enumerate", "--arch", "gfx950", "--format", "names", *args]) == 0
+    return capsys.readouterr().out.split()
+
+
+def _write(tmp_path: Path, doc: object, name: str = "trait.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_the_seed_example_selects_what_its_allow_list_says(tmp_path, capsys, full_names) -> None:
+    got = _names(capsys, "--trait-config", _write(tmp_path, SEED_EXAMPLE))
+    expected = []
+    for name in full_names:
+        c = parse_name(name)
+        if (c["variant"] == "forward" and c["dtype"] == "bf16" and c["pipeline"] in ("compv3", "compv4", "compv5")
+                and c["scheduler"] in ("intrawave", "interwave") and c["ndim"] in (2, 3)):
+            expected.append(name)
+    assert got == expected and len(expected) > 100
+    # counts list only the strata the config pins (forward bf16, 2d and 3d)
+    assert main(["enumerate", "--arch", "gfx950", "--count", "--format", "json", "--trait-config",
+                 _write(tmp_path, SEED_EXAMPLE)]) == 0
+    counts = json.loads(capsys.readouterr().out)
+    assert counts["total"] == len(expected)
+    assert {(s["variant"], s["ndim"], s["dtype"]) for s in counts["strata"]} == {("forward", 2, "bf16"),
+                                                                                  ("forward", 3, "bf16")}
+
+
+def test_ck_key_names_ranges_and_the_dsb_suffix(tmp_path, capsys, full_names) -> None:
+    doc = {"variant": ["forward", "bwd_data"],
+           "tile_config": {"tile_n": {"min": 64, "max": 256, "step": 64}, "warp_m": [1, 2]},
+           "trait_config": {"wave_mode": {"values": ["intrawave_dsb"]}, "vector_size_c": 8}}
+    got = _names(capsys, "--trait-config", _write(tmp_path, doc), "--where", "tile_m <= 128")
+    expected = []
+    for name in full_names:
+        c = parse_name(name)
+        if (c["variant"] in ("forward", "bwd_data") and c["tile_n"] in (64, 128, 192, 256) and c["wave_m"] in (1, 2)
+                and c["scheduler"] == "intrawave" and c["double_smem_buffer"] and c["vec_c"] == 8
+                and c["tile_m"] <= 128):
+            expected.append(name)
+    assert got == expected and expected
+
+
+def test_the_where_expression_of_a_config(fields) -> None:
+    assert traitconfig.to_where(SEED_EXAMPLE, fields) == (
+        "variant == 'forward' and dtype == 'bf16' and pipeline in ('compv3', 'compv4', 'compv5') and "
+        "scheduler in ('intrawave', 'interwave') and ndim in (2, 3)")
+    assert traitconfig.to_where({}, fields) is None
+    assert traitconfig.to_where({"trait_config": {"double_smem_buffer": [True]}}, fields) == "double_smem_buffer == true"
+    assert traitconfig.to_where({"trait_config": {"wave_mode": ["intrawave", "interwave_dsb"]}}, fields) == (
+        "((scheduler == 'intrawave') or (scheduler == 'interwave' and double_smem_buffer))")
+
+
+@pytest.mark.parametrize("doc, needle", [
+    ({"variant": "fwdd"}, "variant 'fwdd' is not one of forward, fwd"),
+    ({"trait_configs": {}}, "unknown key 'trait_configs'"),
+    ({"trait_config": []}, "trait_config is a JSON object"),
+    ({"trait_config": {"pipelines": {"values": ["compv3"]}}}, "trait_config.pipelines: unknown key"),
+    ({"trait_config": {"pipeline": {"values": ["compv9"]}}}, '"compv9" is not a value of pipeline; values: "compv1"'),
+    ({"trait_config": {"ndim_spatial": {"values": ["2d"]}}}, '"2d" is not a value of ndim; values: 2, 3'),
+    ({"trait_config": {"ndim_spatial": {"values": [True]}}}, "true is not a value of ndim"),
+    ({"trait_config": {"data_type": {"values": []}}}, "an empty list of values allows no kernel"),
+    ({"trait_config": {"data_type": {"value": ["bf16"]}}}, 'give {"values": [...]}'),
+    ({"tile_config": {"tile_m": {"min": 256, "max": 64}}}, "min <= max"),
+    ({"trait_config": {"wave_mode": {"values": ["intrawave_si"]}}}, "the suffix _si (store immediate)"),
+    ({"trait_config": {"wave_mode": {"values": ["intrawave_dsb_si"]}}}, "the suffix _si"),
+    ({"trait_config": {"wave_mode": {"values": ["superwave"]}}}, '"superwave" is not a value of scheduler'),
+    ({"trait_config": {"block_per_cu": [1]}}, "block_per_cu: unknown key"),  # derived: not a choice
+    ([1, 2], "a trait config is a JSON object"),
+])
+def test_a_bad_trait_config_is_one_line_and_exit_2(tmp_path, capsys, doc, needle) -> None:
+    assert main(["enumerate", "--arch", "gfx950", "--trait-config", _write(tmp_path, doc)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ckspace: error:") and needle in err[0], err
+
+
+def test_unreadable_and_malformed_files(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for path, needle in ((str(bad), "not JSON"), (str(tmp_path / "missing.json"), "cannot read it"),
+                         (str(tmp_path), "cannot read it")):
+        assert main(["sample", "--arch", "gfx950", "-n", "2", "--trait-config", path]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and needle in err[0], err
+
+
+def test_every_command_with_where_takes_it(tmp_path, capsys) -> None:
+    path = _write(tmp_path, {"variant": "bwd_data", "trait_config": {"data_type": ["fp32"], "ndim_spatial": [2]}})
+    assert main(["sample", "--arch", "gfx950", "-n", "5", "--trait-config", path]) == 0
+    sampled = capsys.readouterr().out.split()
+    assert len(sampled) == 5 and all(n.startswith("grouped_conv_bwd_data_fp32_nhwgc_2d_") for n in sampled)
+    out = tmp_path / "emitted"
+    assert main(["emit", "--arch", "gfx950", "--trait-config", path, "--where", "tile_m == 64", "-o", str(out)]) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = list(manifest["kernels"])
+    assert names and all(n.startswith("grouped_conv_bwd_data_fp32_nhwgc_2d_") and "_64x" in n for n in names)
+
+
+_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.sampled_from(
+    ["bf16", "fp16", "compv3", "intrawave", "interwave_dsb", "intrawave_si", "forward", "2d", ""]))
+_json_value = st.recursive(_json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["values", "min", "max", "step", "x"]), inner,
+                                                 max_size=3)), max_leaves=8)
+_keys = st.sampled_from(["data_type", "pipeline", "wave_mode", "ndim_spatial", "tile_m", "warp_m", "vector_size_a",
+                         "double_smem_buffer", "variant", "nope", "block_per_cu"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=st.dictionaries(st.sampled_from(["variant", "trait_config", "tile_config", "other"]),
+                           st.one_of(_json_value, st.dictionaries(_keys, _json_value, max_size=4)), max_size=3))
+def test_fuzz_any_document_is_a_valid_filter_or_one_clean_error(doc, fields) -> None:
+    space = _space()
+    try:
+        where = traitconfig.to_where(doc, fields)
+    except traitconfig.TraitConfigError as exc:
+        assert "\n" not in str(exc) and exc.exit_code == 2
+        return
+    if where is not None:
+        space.parse_where(where)  # a config that reads is a filter the typechecker accepts
+
+
+_SPACE: list[Space] = []
+
+
+def _space() -> Space:
+    if not _SPACE:
+        _SPACE.append(Space(arch="gfx950"))
+    return _SPACE[0]

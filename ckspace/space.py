@@ -4,6 +4,9 @@
 >>> space = Space(arch="gfx950")
 >>> sum(1 for _ in space.enumerate(variant="bwd_data", ndim=2, dtype="fp32"))
 84
+>>> counts = space.count(variant="bwd_data", ndim=2)
+>>> {f"{s.variant} {s.ndim}d {s.dtype}": n for s, n in counts.items()}["bwd_data 2d fp32"]
+84
 >>> [v.rule for v in space.check("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8")][:1]
 ['arch.tile-m-divisible']
 """
@@ -19,6 +22,7 @@ from .solve.kernels import KernelSpace, Timings
 from .rules.model import Stratum
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .codegen.emit import EmitResult
     from .explain.result import Explanation
     from .select.coverage import Report
     from .select.selection import Selection
@@ -60,6 +64,18 @@ class Space(KernelSpace):
 
         return parse(name, self.data)
 
+    def name(self, config: Mapping[str, object]) -> str:
+        """A config's kernel name, in CK's grammar (the inverse of parse).
+
+        >>> space = Space()
+        >>> name = "grouped_conv_fwd_bf16_nhwgc_3d_compv4_cshuffle_intrawave_128x128x32_1x2x1_32x32x16_vec1_1_8_dsb"
+        >>> space.name(space.parse(name)) == name
+        True
+        """
+        from .rules.names import format_name
+
+        return format_name(config)
+
     def check(self, kernel: str | Mapping[str, object]) -> list[Verdict]:
         """Every enabled rule a kernel (a name or a config) breaks, with its message; [] when it is valid.
 
@@ -91,7 +107,17 @@ class Space(KernelSpace):
 
     def explain(self, name: str, *, neighbours: int = 3, select_sets: bool = False) -> "Explanation":
         """Why a kernel is valid or not: every broken rule of every family, derived fields, sets and notes, and for
-        a rejected kernel the `neighbours` nearest valid ones (CP-SAT)."""
+        a rejected kernel the `neighbours` nearest valid ones (CP-SAT).
+
+        >>> e = Space().explain("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8",
+        ...                     neighbours=1)
+        >>> e.valid, [v.rule for v in e.rejecting][:2]
+        (False, ['arch.tile-m-divisible', 'ck.tile'])
+        >>> [(c.field, c.before) for c in e.neighbours[0].changes], Space().check(e.neighbours[0].name)
+        ([('tile_m', 96)], [])
+        >>> e.to_json()["status"]  # the schema of `ckspace explain --format json` (docs/explain-json.md)
+        'rejected'
+        """
         from .explain.explainer import Explainer
 
         if self._explainer is None or self._explainer.select_sets != select_sets:
@@ -103,15 +129,33 @@ class Space(KernelSpace):
     def select(self, set_name: str = "full", *, objective: str | Path | None = None,
                stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
                where: str | None = None) -> list[dict[str, object]]:
-        """The kernels of a named set (full, tests, tiny) as configs sorted by name; `objective` replaces the
-        set's objective file, `stable_from` (a file of names) keeps a previous selection where it can."""
+        """The kernels of a named set as configs sorted by name: a catalog (full, ck-default, ...; see `over`) or a
+        coverage-optimal selection (tests, tiny) chosen from this Space's catalog. `objective` replaces the set's
+        objective file, `stable_from` (a file of names) keeps a previous selection where it can. `where` is the rule
+        language of --where; `trait_filter` turns a CK tile-engine trait config into one.
+
+        >>> tiny = Space(arch="gfx950").select("tiny")
+        >>> len(tiny), len({c["variant"] for c in tiny})
+        (22, 4)
+        >>> small = Space(arch="gfx950").select("full", variant="bwd_data", ndim=2, dtype="fp32")
+        >>> len(small)  # spec: gfx950 bwd_data 2d fp32
+        84
+        >>> wide = Space(arch="gfx950").select("full", variant="bwd_data", ndim=2, dtype="fp32", where="tile_m >= 128")
+        >>> wide == [c for c in small if c["tile_m"] >= 128]
+        True
+        """
         return self.selection(set_name, objective=objective, stable_from=stable_from, variant=variant, ndim=ndim,
                               dtype=dtype, where=where)[0]
 
     def selection(self, set_name: str = "full", *, objective: str | Path | None = None,
                   stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
                   where: str | None = None) -> tuple[list[dict[str, object]], "Selection | None"]:
-        """select(), plus the Selection behind tests/tiny (its size, proven bound, churn; None for full)."""
+        """select(), plus the Selection behind tests/tiny (its size, proven bound, churn; None for full).
+
+        >>> configs, chosen = Space(arch="gfx950").selection("tiny")
+        >>> chosen.names == sorted(c["name"] for c in configs)
+        True
+        """
         from .select.sets import selected_configs
 
         return selected_configs(self, set_name, objective_path=objective, stable_from=stable_from, variant=variant,
@@ -120,7 +164,17 @@ class Space(KernelSpace):
     def coverage(self, names: Iterable[str] | None = None, *, set_name: str | None = None,
                  objective: str | Path | None = None, stable_from: str | Path | None = None,
                  source: str = "names") -> "Report":
-        """What a list of names (or a named set) covers of a coverage objective, and what it misses."""
+        """What a list of names (or a named set) covers of a coverage objective, and what it misses.
+
+        >>> space = Space(arch="gfx950")
+        >>> report = space.coverage(set_name="tiny", objective="tiny")
+        >>> report.covered == report.total == 86
+        True
+        >>> names = [c["name"] for c in space.select("tiny")][:5]
+        >>> part = space.coverage(names, objective="tiny")
+        >>> part.in_universe, part.covered < part.total
+        (5, True)
+        """
         from .select.sets import coverage_report
 
         return coverage_report(self, names=None if names is None else list(names), set_name=set_name,
@@ -130,9 +184,59 @@ class Space(KernelSpace):
                set_name: str = "full", objective: str | Path | None = None, stable_from: str | Path | None = None,
                variant=None, ndim=None, dtype=None, where: str | None = None) -> list[dict[str, object]]:
         """A uniform random sample of n kernels of a set, reproducible by seed; with `stratify`, an equal share per
-        group of those dimensions. A set smaller than n is returned whole."""
+        group of those dimensions. A set smaller than n is returned whole.
+
+        >>> space = Space(arch="gfx950")
+        >>> a = space.sample(5, seed=7, variant="forward")
+        >>> len(a), a == space.sample(5, seed=7, variant="forward"), {c["variant"] for c in a}
+        (5, True, {'forward'})
+        >>> len(space.sample(8, stratify="variant")) == 8
+        True
+        """
         from .select.sample import sample, stratify_dimensions
 
         configs = self.select(set_name, objective=objective, stable_from=stable_from, variant=variant, ndim=ndim,
                               dtype=dtype, where=where)
         return sample(configs, n, seed, stratify_dimensions(stratify, list(self.data.fields)))
+
+    def trait_filter(self, trait_config: str | Path | Mapping[str, object]) -> str | None:
+        """A CK tile-engine JSON trait config (a file or its parsed dict) as a `where` filter (None: no filter).
+
+        >>> space = Space(arch="gfx950")
+        >>> where = space.trait_filter({"variant": "forward", "trait_config": {"data_type": {"values": ["bf16"]},
+        ...                             "wave_mode": {"values": ["intrawave_dsb"]}}})
+        >>> where
+        "variant == 'forward' and dtype == 'bf16' and scheduler == 'intrawave' and double_smem_buffer"
+        >>> all(c["double_smem_buffer"] for c in space.select(where=where))
+        True
+        """
+        from .rules import traitconfig
+
+        doc = traitconfig.read(trait_config) if isinstance(trait_config, (str, Path)) else trait_config
+        return traitconfig.to_where(doc, self.data.fields, str(trait_config) if isinstance(trait_config, (str, Path))
+                                    else "trait config")
+
+    # -- C++ ----------------------------------------------------------------------------------------------------
+    def emit(self, configs: Iterable[Mapping[str, object]], out_dir: str | Path, *, revision: str | None = None,
+             chunk_size: int | None = None) -> "EmitResult":
+        """Write CK Tile C++ for configs (e.g. from select) into out_dir, as `ckspace emit` does: one header per
+        kernel, compile units (by default at least 16 balanced ones of at most 25 kernels; `chunk_size` sets them
+        exactly), a manifest and a build.ninja for `ckspace build`. `revision` is the CK API (default the newest).
+
+        >>> import tempfile
+        >>> space = Space(arch="gfx950")
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     result = space.emit(space.select("tiny"), out)
+        ...     (Path(out) / "build.ninja").is_file()
+        True
+        >>> result.kernels, len(result.units)
+        (22, 16)
+        """
+        from .codegen import emit as EM
+        from .codegen.units import balanced_units
+
+        chosen = [dict(c) for c in configs]
+        if chunk_size is not None:
+            return EM.emit(self, chosen, out_dir, revision=revision, chunk_size=chunk_size)
+        return EM.emit(self, chosen, out_dir, revision=revision,
+                       units=balanced_units([str(c["name"]) for c in chosen]))

@@ -15,8 +15,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.codegen.build.LAUNCHERS (tests/test_emit.py checks)
-DEFAULT_CHUNK_SIZE = 25  # = ckspace.codegen.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
-MIN_UNITS = 16  # the default chunk size leaves at least this many units (when there are as many kernels): -j 16
+from ..codegen.units import DEFAULT_CHUNK_SIZE, MIN_UNITS, balanced_units  # noqa: F401  (re-exported for tests)
 MAX_CHUNK_SIZE = 2000  # one unit of more instances than this needs tens of GB to compile
 DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
@@ -95,23 +94,6 @@ def _console(stderr: bool = True):
     from .console import console
 
     return console(stderr=stderr)
-
-
-def balanced_units(names: list[str]) -> list[list[str]]:
-    """The default compile units: consecutive runs of the selection, as many as it takes for units of at most
-    DEFAULT_CHUNK_SIZE kernels but at least MIN_UNITS (when there are as many kernels), their sizes differing by at
-    most one, so that `build -j N` keeps up to MIN_UNITS jobs busy."""
-    n = len(names)
-    count = min(n, max(-(-n // DEFAULT_CHUNK_SIZE), MIN_UNITS))
-    if count == 0:
-        return []
-    size, extra = divmod(n, count)
-    out, start = [], 0
-    for i in range(count):
-        end = start + size + (1 if i < extra else 0)
-        out.append(names[start:end])
-        start = end
-    return out
 
 
 def cmd_emit(args: argparse.Namespace) -> int:

@@ -321,3 +321,36 @@ def test_console_lines_are_not_hard_wrapped_in_a_pipe(monkeypatch) -> None:
     assert out.getvalue() == f"ckspace: object {path}: no kernel entry point\n"
     monkeypatch.setenv("COLUMNS", "60")  # a width the user asks for is kept
     assert console(file=io.StringIO()).width == 60
+
+
+def _spec_warp_tile_k(c: dict) -> int:
+    """spec 3.5, written out independently of fields.toml: the normal formula, or the legacy one for stream-K and
+    for bwd_weight wavelet on tiles 64x32x64 and 64x64x64."""
+    m, tile_k, fp32 = int(c["warp_tile_m"]), int(c["tile_k"]), c["dtype"] == "fp32"
+    tile = (int(c["tile_m"]), int(c["tile_n"]), tile_k)
+    if c["streamk"] != "none" or (c["variant"] == "bwd_weight" and c["pipeline"] == "wavelet"
+                                  and tile in ((64, 32, 64), (64, 64, 64))):
+        return min(8 if m == 32 else 16, tile_k // 4 if fp32 else tile_k)
+    k_mfma = (2 if m == 32 else 4) if fp32 else (16 if m == 32 else 32)
+    return min(max(4 if tile_k <= 16 else 8, k_mfma), tile_k)
+
+
+def test_the_data_formats_say_where_warp_tile_k_comes_from(capsys):
+    """Issue 14: warp_tile_k's origin. full derives it by spec 3.5's formula (so every full kernel is by_formula);
+    CK's profiler configs mostly set the instruction's own k (spec 12.1: 32x32x8, 16x16x16)."""
+    from ckspace.cli import main
+
+    seen = set()
+    for args in (["--arch", "gfx950", "--variant", "bwd_weight,forward", "--dtype", "fp32,bf16"],
+                 ["--arch", "gfx942", "--set", "ck-profiler"]):
+        assert main(["enumerate", *args, "--format", "jsonl"]) == 0
+        for line in capsys.readouterr().out.splitlines():
+            r = json.loads(line)
+            if r["variant"] == "forward_depthwise":
+                continue
+            expected = _spec_warp_tile_k(r)
+            assert r["warp_tile_k_full"] == expected, r["name"]
+            assert r["warp_tile_k_by_formula"] == (r["warp_tile_k"] == expected), r["name"]
+            seen.add((args[-1], r["warp_tile_k_by_formula"]))
+    assert ("fp32,bf16", True) in seen and ("fp32,bf16", False) not in seen  # full: always the formula
+    assert {("ck-profiler", True), ("ck-profiler", False)} <= seen

@@ -25,8 +25,8 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from ckspace import Space
-from ckspace import ckapi
-from ckspace import emit as EM
+from ckspace.codegen import ckapi
+from ckspace.codegen import emit as EM
 arch, rev, out = sys.argv[1], sys.argv[2], sys.argv[3]
 space = Space(arch=arch, rules=ckapi.combine_rules(None, rev))
 configs = EM.select(space)

@@ -57,6 +57,20 @@ def commands() -> list[tuple[str, list[str], str | None]]:
             (f"emit tiny {arch}", ["emit", "--arch", arch, "--set", "tiny", "-o", "{out}"], None),
             (f"emit 2025.11 {arch}", ["emit", "--arch", arch, "--set", "tiny", "--ck-api", "2025.11", "-o", "{out}"], None),
         ]
+    for arch, catalog in (("gfx950", "ck-default"), ("gfx942", "ck-default"), ("gfx950", "ck-profiler"),
+                          ("gfx942", "ck-tests"), ("gfx950", "ck-full-tests"), ("gfx950", "ck-tiny"),
+                          ("gfx1201", "ck-rdna"), ("gfx1100", "ck-rdna"), ("gfx90a", "full"), ("gfx1250", "full")):
+        out.append((f"catalog {catalog} {arch}", ["enumerate", "--arch", arch, "--set", catalog], None))
+        out.append((f"catalog {catalog} {arch} count", ["enumerate", "--arch", arch, "--set", catalog, "--count"],
+                    None))
+    out.append(("catalog ck-profiler gfx942 jsonl", ["enumerate", "--arch", "gfx942", "--set", "ck-profiler",
+                                                      "--format", "jsonl"], None))
+    for run in ("cold", "warm"):  # the same command twice: the second is served by the cache
+        out.append((f"gfx950 names {run}", ["enumerate", "--arch", "gfx950"], None))
+        out.append((f"gfx950 csv bwd_data {run}", ["enumerate", "--arch", "gfx950", "--variant", "bwd_data",
+                                                   "--format", "csv"], None))
+        out.append((f"gfx950 count-by {run}", ["enumerate", "--arch", "gfx950", "--count-by", "pipeline,scheduler"],
+                    None))
     out += [
         ("open count", ["enumerate", "--arch", "gfx950", "--rules", "-ck-curation", "--count"], None),
         ("gfx90a count", ["enumerate", "--arch", "gfx90a", "--count"], None),

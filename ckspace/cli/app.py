@@ -146,7 +146,12 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 
 
 def _dispatch(argv: Sequence[str] | None, started: float) -> int:
-    args = build_parser().parse_args(_join_rule_values(list(sys.argv[1:] if argv is None else argv)))
+    from . import answers
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    if answers.serve(words):  # a plain enumerate answered before: its kept bytes, without loading the rules
+        return 0
+    args = build_parser().parse_args(_join_rule_values(words))
     if args.command is None:
         build_parser().print_help()
         return 2
@@ -159,7 +164,7 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
 
         args.where = where_with_trait_config(args)
     if args.command == "enumerate":
-        return cmd_enumerate(args, started)
+        return answers.run_and_keep(words, lambda: cmd_enumerate(args, started))
     if args.command == "explain":
         from .explain import cmd_explain
 
@@ -291,7 +296,8 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         if fmt == "summary":
             _summary(space, list(source), args, title)
         else:
-            output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
+            records = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
+            output.write_kernels(fmt, records, sys.stdout, space.data.fields,
                                  title=title, counts_title="kernels per (variant, ndim, dtype)",
                                  derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
@@ -301,7 +307,7 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         print(
             f"timings: imports {imported - started + t.solver_import:.3f}s (ortools {t.solver_import:.3f}s), "
             f"model {t.load:.3f}s, plan {t.plan:.3f}s, "
-            f"solve {t.solve:.3f}s, output {max(t_out - t.solver_import, 0.0):.3f}s, total {total:.3f}s"
+            f"solve {max(t.solve, 0.0):.3f}s, output {max(t_out - t.solver_import, 0.0):.3f}s, total {total:.3f}s"
             + (" (cached)" if t.cached else ""), file=sys.stderr,
         )
     output.report_rejected(space)

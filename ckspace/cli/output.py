@@ -26,11 +26,21 @@ def record(cfg: Mapping[str, object], block_per_cu: object = None) -> dict[str, 
     return out
 
 
+NAMES_PER_WRITE = 4096  # names are written in batches: one write per batch, and a stream is never held whole
+
+
 def write_names(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
     n = 0
+    batch: list[object] = []
     for r in rows:
-        out.write(f"{r['name']}\n")
-        n += 1
+        batch.append(r["name"])
+        if len(batch) == NAMES_PER_WRITE:
+            out.write("\n".join(batch) + "\n")  # type: ignore[arg-type]
+            n += len(batch)
+            batch.clear()
+    if batch:
+        out.write("\n".join(batch) + "\n")  # type: ignore[arg-type]
+        n += len(batch)
     return n
 
 

@@ -6,6 +6,7 @@ constraints. Its rows are its local solutions, as raw solver values (enum codes,
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ Key = tuple[int, ...]  # raw values of some of them (a separator)
 _SOLVED: "OrderedDict[tuple, list[Row]]" = OrderedDict()
 SOLVED_LIMIT = 2048
 _TOO_LARGE: dict[tuple, int] = {}  # models known to have more solutions than the limit stored
+# Whether a bag is first offered to the plain-Python join (CP-SAT lists what it declines). Tests switch it off to
+# compare the two; nothing else should.
+USE_PYTHON = True
 
 
 @dataclass
@@ -49,6 +53,26 @@ class Stats:
     models: int = 0  # CP-SAT searches run (whole bags, conditioned solves, attempts stopped at a limit)
     rows: int = 0  # bag rows those searches listed (an attempt stopped at a limit counts limit + 1)
     overflows: int = 0  # searches stopped at a limit
+    listed: int = 0  # bags listed by the plain-Python join instead (ckspace.solve.pysearch)
+
+
+_IMPORT_SECONDS = 0.0  # time spent importing the CP-SAT layer (OR-Tools) in this process
+
+
+def cpsat_module():
+    """The CP-SAT layer (ckspace.solve.cpsat), imported on first use: a run whose bags the plain-Python join lists
+    never loads OR-Tools. The import's time is kept for --timings (import_seconds)."""
+    global _IMPORT_SECONDS
+    module = sys.modules.get("ckspace.solve.cpsat")
+    if module is None:
+        t0 = time.perf_counter()
+        from . import cpsat as module  # noqa: PLW0621
+        _IMPORT_SECONDS += time.perf_counter() - t0
+    return module
+
+
+def import_seconds() -> float:
+    return _IMPORT_SECONDS
 
 
 def message(rows: Iterable[Row], key: Sequence[int], kids: Sequence[tuple[Mapping[Key, int], Sequence[int]]]) -> dict[Key, int]:
@@ -84,7 +108,8 @@ def domain_rows(f: FieldDef) -> list[Row]:
 def bag_model(fields: Mapping[str, FieldDef], fac: Bag, narrowed: Iterable[tuple[str, Sequence[int]]] = ()):
     """The bag's CP-SAT model: a variable per field (narrowed to the given raw values) and every constraint and
     implied table of the bag. Returns the model and its variables by field name."""
-    from .cpsat import Compiler, Domain, LeanModel, new_variable
+    cpsat = cpsat_module()
+    Compiler, Domain, LeanModel, new_variable = cpsat.Compiler, cpsat.Domain, cpsat.LeanModel, cpsat.new_variable
 
     cp = LeanModel()
     variables = {name: new_variable(cp, fields[name]) for name in fac.fields}
@@ -119,7 +144,10 @@ def solve_bag(fields: Mapping[str, FieldDef], fac: Bag, timings: dict[str, float
         return hit
     if limit is not None and _TOO_LARGE.get(key, -1) >= limit:
         raise TooLarge(fac.fields)
-    from .cpsat import enumerate_all
+    rows = _listed_in_python(fields, fac, narrowed, limit, key, timings, stats)
+    if rows is not None:
+        return rows
+    enumerate_all = cpsat_module().enumerate_all
 
     t0 = time.process_time()
     cp, variables = bag_model(fields, fac, narrowed)
@@ -141,6 +169,37 @@ def solve_bag(fields: Mapping[str, FieldDef], fac: Bag, timings: dict[str, float
             timings["compile"] = timings.get("compile", 0.0) + t1 - t0
             timings["solve"] = timings.get("solve", 0.0) + time.process_time() - t1
     if stats is not None:
+        stats.rows += len(rows)
+    _SOLVED[key] = rows
+    if len(_SOLVED) > SOLVED_LIMIT:
+        _SOLVED.popitem(last=False)
+    return rows
+
+
+def _listed_in_python(fields: Mapping[str, FieldDef], fac: Bag, narrowed: tuple, limit: int | None, key: tuple,
+                      timings: dict[str, float] | None, stats: Stats | None) -> list[Row] | None:
+    """The bag's rows by the plain-Python join (ckspace.solve.pysearch), or None where that is CP-SAT's job."""
+    if not USE_PYTHON:
+        return None
+    from . import pysearch
+
+    t0 = time.process_time()
+    try:
+        rows = pysearch.rows([fields[n] for n in fac.fields], (*fac.constraints, *fac.implied), dict(narrowed), limit)
+    except pysearch.Unsupported:
+        return None
+    except OverflowError:
+        assert limit is not None
+        _TOO_LARGE[key] = limit
+        if stats is not None:  # counted as CP-SAT's stopped searches are
+            stats.rows += limit + 1
+            stats.overflows += 1
+        raise TooLarge(fac.fields) from None
+    finally:
+        if timings is not None:
+            timings["python"] = timings.get("python", 0.0) + time.process_time() - t0
+    if stats is not None:
+        stats.listed += 1
         stats.rows += len(rows)
     _SOLVED[key] = rows
     if len(_SOLVED) > SOLVED_LIMIT:

@@ -178,9 +178,10 @@ class KernelSpace:
             if hit is not None:
                 self.timings.cached = True
                 return {st: row[3] for st, row in zip(strata, hit)}
-        self._import_solver()
         from . import plan as solve
+        from .bags import import_seconds
 
+        imported_before = import_seconds()
         out: dict[Stratum, int] = {}
         for st in strata:
             t0 = time.perf_counter()
@@ -192,6 +193,7 @@ class KernelSpace:
                 out[st] = solve.count_only(self.model, plan)
             self.timings.plan += t1 - t0
             self.timings.solve += time.perf_counter() - t1
+        self._solver_imported_since(imported_before)
         if self.use_cache:
             cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
@@ -218,16 +220,18 @@ class KernelSpace:
             return {"layout": self.catalog.layout_3d}
         return {}
 
-    def _import_solver(self) -> None:
-        """Import OR-Tools now, so that its cost is reported apart from solving (a cached run never pays it)."""
-        t0 = time.perf_counter()
-        from ortools.sat.python import cp_model  # noqa: F401
+    def _solver_imported_since(self, before: float) -> None:
+        """Book the time OR-Tools took to import during a solve (only a bag the plain-Python join declines loads it:
+        CK's catalogs never do) as import time, not solve time."""
+        from .bags import import_seconds
 
-        self.timings.solver_import += time.perf_counter() - t0
+        spent = import_seconds() - before
+        self.timings.solver_import += spent
+        self.timings.solve -= spent
 
     def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
-        self._import_solver()
         from . import plan as solve
+        from .bags import import_seconds
         from ..rules.names import format_name
 
         for st in sorted(strata, key=lambda s: format_name({**_prefix_probe(self.model, s), **self._spelling(s)})):
@@ -237,6 +241,7 @@ class KernelSpace:
             self.timings.plan += t1 - t0
             if plan is None or plan.infeasible_by:
                 continue
+            imported_before = import_seconds()
             lazy = None
             try:  # CK-sized strata solve whole; a bag beyond TREE_LIMIT solutions marks an open-space stratum
                 solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
@@ -244,14 +249,25 @@ class KernelSpace:
             except solve.TooLarge:
                 large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
             self.timings.solve += time.perf_counter() - t1
+            self._solver_imported_since(imported_before)
             spell = self._spelling(st)
-            rows = ({**cfg, **spell, "name": format_name({**cfg, **spell})}
-                    for cfg in solve.configs(self.model, plan, lazy_walk=lazy))
+            rows = _named(solve.configs(self.model, plan, lazy_walk=lazy), spell)
             if not large:
                 yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
             else:
                 self._large = True
                 yield from rows  # too large to sort in memory: the solver's canonical order (documented)
+
+def _named(configs: Iterable[dict[str, object]], spell: dict[str, object]) -> Iterator[dict[str, object]]:
+    """Each config with the catalog's spelling of its layout and its name (the thousands of a listing: fast_name)."""
+    from ..rules.names import fast_name
+
+    for cfg in configs:
+        if spell:
+            cfg = {**cfg, **spell}
+        cfg["name"] = fast_name(cfg)
+        yield cfg
+
 
 def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
     """A config of the stratum with placeholder values, used only to sort strata by their name prefix."""

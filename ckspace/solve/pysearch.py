@@ -1,0 +1,334 @@
+"""A bag's rows listed in plain Python: a backtracking join over CK's small tables, without OR-Tools.
+
+CK's catalogs are joins of small curated tables (tiles, wave layouts, warp tiles, vector and pipeline tables), so
+most bags of a catalog stratum have a few hundred rows that the tables all but list. Here the membership tests of a
+bag are its generators: each becomes a relation over its plain fields, indexed by every prefix of the search order,
+so a field's candidates are the values the tables allow next to the values already chosen. Every constraint of the
+bag (and its implied projections) is then checked, compiled to closures with the plain-Python semantics of
+`ckspace.rules.expr.evaluate`, as soon as its fields are set.
+
+The result is the same list CP-SAT gives (`ckspace.solve.cpsat.enumerate_all`): every assignment of the bag's fields
+that satisfies its constraints, as raw solver values, sorted. A search that would visit more than `budget` partial
+assignments (an open-space bag) or meets an expression it cannot evaluate stops at once with `Unsupported`, and the
+caller asks CP-SAT: the answer never depends on which of the two listed it (tests compare them).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from ..rules import expr as E
+from ..rules.data import FieldDef
+from . import implied
+
+Row = tuple[int, ...]
+Fn = Callable[[Mapping[str, object]], object]
+
+# Partial assignments a search may visit before it hands the bag to CP-SAT. CK's largest catalog bag (gfx950 full,
+# 242 rows) visits a few thousand; an open-space bag runs into the budget in a few milliseconds.
+BUDGET = 60_000
+
+
+class Unsupported(Exception):
+    """This bag is CP-SAT's: its search is too large, or an expression has no plain-Python value here."""
+
+
+def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str, Sequence[int]],
+         limit: int | None = None, budget: int = BUDGET) -> list[Row]:
+    """Every assignment of `defs` (narrowed to raw values) satisfying `constraints` (each with `when`, `require`),
+    as sorted raw rows; OverflowError beyond `limit` rows (as CP-SAT's enumeration); Unsupported to defer."""
+    names = [d.name for d in defs]
+    domains = {d.name: _domain(d, narrowed.get(d.name)) for d in defs}
+    checks = [(_fn(c.when), _fn(c.require), E.fields_of(c.when) | E.fields_of(c.require), c) for c in constraints]
+    for when, require, scope, c in checks:  # a constraint of one field filters its domain outright
+        if len(scope) == 1:
+            (name,) = scope
+            domains[name] = [v for v in domains[name] if _holds(when, require, {name: v})]
+    relations = _relations(constraints, set(names), domains)
+    order = _order(names, domains, relations)
+    position = {n: i for i, n in enumerate(order)}
+    at_level: list[list[tuple[Fn, Fn]]] = [[] for _ in order]
+    for when, require, scope, _ in checks:
+        if len(scope) > 1:
+            at_level[max(position[n] for n in scope)].append((when, require))
+    candidates = [_candidates(name, position, domains[name], relations) for name in order]
+    raw = [_raw_of(d) for d in defs]
+    index_of = [position[n] for n in names]  # row positions -> search levels
+    out: list[Row] = []
+    env: dict[str, object] = {}
+    values: list[object] = [None] * len(order)
+    visited = 0
+    depth = len(order)
+
+    def descend(level: int) -> None:
+        nonlocal visited
+        if level == depth:
+            out.append(tuple([raw[i][values[index_of[i]]] for i in range(len(names))]))
+            if limit is not None and len(out) > limit:
+                raise OverflowError(limit)
+            return
+        name = order[level]
+        checks_here = at_level[level]
+        for v in candidates[level](values, env):
+            visited += 1
+            if visited > budget:
+                raise Unsupported(f"more than {budget} partial assignments")
+            env[name] = v
+            values[level] = v
+            try:
+                if all(not w(env) or r(env) for w, r in checks_here):
+                    descend(level + 1)
+            except (E.ExprError, TypeError, KeyError, ValueError, IndexError) as exc:
+                raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+        env.pop(name, None)
+
+    if depth:
+        descend(0)
+    out.sort()
+    return out
+
+
+def _holds(when: Fn, require: Fn, env: Mapping[str, object]) -> bool:
+    try:
+        return not when(env) or bool(require(env))
+    except (E.ExprError, TypeError, KeyError, ValueError, IndexError) as exc:
+        raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+
+
+def _domain(d: FieldDef, raw: Sequence[int] | None) -> list[object]:
+    if d.type == "bool":
+        values: list[object] = [False, True]
+    else:
+        values = list(d.values)
+    if raw is None:
+        return values
+    allowed = set(raw)
+    if d.type == "enum":
+        return [v for i, v in enumerate(values) if i in allowed]
+    if d.type == "bool":
+        return [v for v in values if int(v) in allowed]  # type: ignore[call-overload]
+    return [v for v in values if v in allowed]
+
+
+def _raw_of(d: FieldDef) -> dict[object, int]:
+    if d.type == "enum":
+        return {v: i for i, v in enumerate(d.values)}
+    if d.type == "bool":
+        return {False: 0, True: 1}
+    return {v: v for v in d.values}  # type: ignore[misc]
+
+
+# -- relations: the generators ---------------------------------------------------------------------------------
+class _Relation:
+    """The rows of one unconditional membership test, over its plain fields in the bag."""
+
+    def __init__(self, fields: tuple[str, ...], rows: set[tuple], when: E.Node | None = None):
+        self.fields = fields
+        self.rows = rows
+        self.when = when  # None: it always holds; else it holds where `when` does (its fields set before it applies)
+        self.when_fields = E.fields_of(when) if when is not None else frozenset()
+        self._index: dict[tuple[int, ...], dict[tuple, set]] = {}
+
+    def allowed(self, before: tuple[int, ...], target: int) -> dict[tuple, set]:
+        """Per values of the columns `before`, the values of column `target` that occur with them."""
+        key = (*before, target)
+        hit = self._index.get(key)
+        if hit is None:
+            hit = {}
+            for r in self.rows:
+                hit.setdefault(tuple([r[i] for i in before]), set()).add(r[target])
+            self._index[key] = hit
+        return hit
+
+
+def _relations(constraints: Sequence, bag: set[str], domains: dict[str, list[object]]) -> list[_Relation]:
+    out: list[_Relation] = []
+    for c in constraints:
+        if isinstance(c.when, E.Const) and not c.when.value:
+            continue
+        when = None if isinstance(c.when, E.Const) else c.when
+        if when is not None and not E.fields_of(when) <= bag:
+            continue
+        for test in implied.memberships(c.require):
+            node = implied.projection(test, bag)
+            if not isinstance(node, E.In) or not isinstance(node.left, E.Tup):
+                continue
+            fields = tuple(i.name for i in node.left.items)  # type: ignore[union-attr]
+            if len(set(fields)) != len(fields):
+                continue  # a field twice in a tuple: left to the checks
+            if when is not None and E.fields_of(when) & set(fields):
+                continue  # a condition on its own fields: left to the checks
+            out.append(_Relation(fields, {tuple(r) for r in node.right.value}, when))  # type: ignore[union-attr]
+    # Semi-join to a fixpoint: a value no relation allows leaves the domain, a row with such a value leaves its
+    # relation (the tables shrink to what the bag can use before the search starts).
+    changed = True
+    while changed:
+        changed = False
+        for rel in out:
+            if rel.when is not None:
+                continue  # a conditional table cuts nothing for every assignment
+            kept = {r for r in rel.rows if all(_member(v, domains[f]) for f, v in zip(rel.fields, r))}
+            if len(kept) != len(rel.rows):
+                rel.rows, changed = kept, True
+            for i, f in enumerate(rel.fields):
+                column = {r[i] for r in rel.rows}
+                narrowed = [v for v in domains[f] if v in column]
+                if len(narrowed) != len(domains[f]):
+                    domains[f], changed = narrowed, True
+    return out
+
+
+def _member(value: object, domain: list[object]) -> bool:
+    return value in domain  # True == 1: a table may spell a bool field 1
+
+
+def _order(names: list[str], domains: dict[str, list[object]], relations: list[_Relation]) -> list[str]:
+    """Fields in search order: next the one with the fewest candidates given those before it (by the tables'
+    largest fan-out), ties by name: a deterministic order that keeps the search a join."""
+    done: list[str] = []
+    left = sorted(names)
+    while left:
+        def branching(name: str) -> tuple[int, str]:
+            best = len(domains[name])
+            for rel in relations:
+                if name not in rel.fields or not rel.when_fields <= set(done):
+                    continue
+                before = tuple(i for i, f in enumerate(rel.fields) if f in done)
+                groups = rel.allowed(before, rel.fields.index(name))
+                best = min(best, max((len(s) for s in groups.values()), default=0))
+            return best, name
+
+        pick = min(left, key=branching)
+        done.append(pick)
+        left.remove(pick)
+    return done
+
+
+def _candidates(name: str, position: Mapping[str, int], domain: list[object], relations: list[_Relation]):
+    """The candidates of `name` at its level, as a function of the values chosen before it."""
+    level = position[name]
+    lookups = []
+    for rel in relations:
+        if name not in rel.fields or any(position[f] >= level for f in rel.when_fields):
+            continue
+        before = tuple(i for i, f in enumerate(rel.fields) if position[f] < level)
+        if not before and rel.when is None:
+            continue  # the semi-join already cut the domain to this relation's column
+        index = rel.allowed(before, rel.fields.index(name))
+        levels = tuple(position[rel.fields[i]] for i in before)
+        lookups.append((index, levels, _fn(rel.when) if rel.when is not None else None))
+    if not lookups:
+        return lambda values, env: domain
+    order = {v: i for i, v in enumerate(domain)}
+
+    def allowed(values: list[object], env: Mapping[str, object]) -> list[object]:
+        sets = []
+        for index, levels, when in lookups:
+            if when is not None and not when(env):
+                continue
+            s = index.get(tuple([values[i] for i in levels]))
+            if not s:
+                return []
+            sets.append(s)
+        if not sets:
+            return domain
+        sets.sort(key=len)
+        first, rest = sets[0], sets[1:]
+        picked = [v for v in first if v in order and all(v in s for s in rest)]
+        picked.sort(key=order.__getitem__)
+        return picked
+
+    return allowed
+
+
+# -- expressions as closures ----------------------------------------------------------------------------------
+def _fn(node: E.Node) -> Fn:
+    """`node` as a function of an assignment, with `ckspace.rules.expr.evaluate`'s semantics."""
+    t = type(node)
+    if t is E.Const:
+        value = node.value  # type: ignore[union-attr]
+        return lambda env: value
+    if t is E.Field:
+        name = node.name  # type: ignore[union-attr]
+        return lambda env: env[name]
+    if t is E.Tup:
+        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: tuple([f(env) for f in items])
+    if t is E.BinOp:
+        # The rules' arithmetic is on integers only (the type checker sees to it), so Python's operators agree with
+        # E._binop; division and remainder keep its total semantics (x // 0 == 0, x % 0 == x).
+        a, b, op = _fn(node.left), _fn(node.right), node.op  # type: ignore[union-attr]
+        if op == "+":
+            return lambda env: a(env) + b(env)
+        if op == "-":
+            return lambda env: a(env) - b(env)
+        if op == "*":
+            return lambda env: a(env) * b(env)
+        if op == "//":
+            return lambda env: (a(env) // y) if (y := b(env)) else 0
+        if op == "%":
+            return lambda env: (a(env) % y) if (y := b(env)) else a(env)
+        binop = E._binop
+        return lambda env: binop(op, a(env), b(env))
+    if t is E.Neg:
+        a = _fn(node.operand)  # type: ignore[union-attr]
+        return lambda env: -a(env)  # type: ignore[operator]
+    if t is E.Cmp:
+        a, b, op = _fn(node.left), _fn(node.right), node.op  # type: ignore[union-attr]
+        if op == "==":
+            return lambda env: a(env) == b(env)
+        if op == "!=":
+            return lambda env: a(env) != b(env)
+        compare = E._compare
+        return lambda env: compare(op, a(env), b(env))
+    if t is E.In:
+        return _membership(node)  # type: ignore[arg-type]
+    if t is E.And:
+        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: all(f(env) for f in items)
+    if t is E.Or:
+        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: any(f(env) for f in items)
+    if t is E.Not:
+        a = _fn(node.operand)  # type: ignore[union-attr]
+        return lambda env: not a(env)
+    if t is E.IfElse:
+        c, x, y = _fn(node.cond), _fn(node.then), _fn(node.other)  # type: ignore[union-attr]
+        return lambda env: x(env) if c(env) else y(env)
+    if t is E.Call:
+        args = [_fn(a) for a in node.args]  # type: ignore[union-attr]
+        pick = min if node.fn == "min" else max  # type: ignore[union-attr]
+        return lambda env: pick([f(env) for f in args])
+    if t is E.Index:
+        base, key = _fn(node.base), _fn(node.index)  # type: ignore[union-attr]
+
+        def index(env: Mapping[str, object]) -> object:
+            try:
+                return base(env)[key(env)]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                return ()
+
+        return index
+    raise Unsupported(f"no plain-Python value for {type(node).__name__}")  # a data reference: folding left it
+
+
+def _membership(node: E.In) -> Fn:
+    item, negate = _fn(node.left), node.negate
+    if isinstance(node.right, E.Const):
+        collection = node.right.value
+        if getattr(collection, "contains", None) is None and isinstance(collection, (tuple, list, frozenset, set)):
+            rows = list(collection)
+            if rows and all(isinstance(r, (list, tuple)) for r in rows):
+                table = {tuple(r) for r in rows}  # E.contains: a tuple item against rows of tuples
+
+                def in_table(env: Mapping[str, object]) -> bool:
+                    v = item(env)
+                    found = (v in table) if isinstance(v, tuple) else (v in rows)
+                    return found != negate
+
+                return in_table
+            members = set(rows) if all(isinstance(r, (int, str, bool)) for r in rows) else rows
+            return lambda env: (item(env) in members) != negate
+    coll = _fn(node.right)
+    contains = E.contains
+    return lambda env: contains(coll(env), item(env)) != negate

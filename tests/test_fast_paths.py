@@ -1,0 +1,226 @@
+"""The fast paths of issue 15 give what the slow ones give.
+
+* The plain-Python join (ckspace.solve.pysearch) lists the same bag rows as CP-SAT, on every bag of every catalog
+  of every arch, and on random sub-spaces of the open space; the whole enumeration is the same either way.
+* fast_name is format_name, byte for byte.
+* A kept answer (ckspace.cli.answers) is what the command prints, and never outlives what it depends on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckspace import Space
+from ckspace.rules.data import load
+from ckspace.rules.names import fast_name, format_name
+from ckspace.solve import bags as B
+from ckspace.solve import plan as P
+from ckspace.solve import pysearch
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = load()
+CATALOGS = sorted(c for c, cat in DATA.catalogs.items() if not cat.listed and c == cat.name)
+
+
+def _unique_bags(space: Space, where: str | None = None) -> dict[tuple, tuple]:
+    out: dict[tuple, tuple] = {}
+    node = space.parse_where(where)
+    for stratum in space.strata():
+        plan = space._plan(stratum, node)
+        if plan is None or plan.infeasible_by:
+            continue
+        for fac in plan.factors:
+            if fac.constraints or fac.implied:
+                defs = [space.data.fields[f] for f in fac.fields]
+                out.setdefault(B._model_key(defs, fac.constraints, fac.implied, ()), (defs, fac))
+    return out
+
+
+def _cp_sat_rows(defs, fac, narrowed=()) -> list[tuple]:
+    from ckspace.solve.cpsat import enumerate_all
+
+    cp, variables = B.bag_model({d.name: d for d in defs}, fac, narrowed)
+    return enumerate_all(cp, [variables[f] for f in fac.fields], None)
+
+
+def test_every_catalog_bag_of_every_arch_is_listed_as_cp_sat_lists_it() -> None:
+    bags: dict[tuple, tuple] = {}
+    for arch in sorted(DATA.archs):
+        for catalog in CATALOGS:
+            bags.update(_unique_bags(Space(arch=arch, catalog=catalog, use_cache=False)))
+    assert len(bags) > 200
+    for defs, fac in bags.values():
+        rows = pysearch.rows(defs, (*fac.constraints, *fac.implied), {}, None)  # no catalog bag is declined
+        assert rows == _cp_sat_rows(defs, fac), fac.fields
+
+
+@pytest.mark.parametrize("arch,catalog", [("gfx950", "full"), ("gfx90a", "full"), ("gfx942", "ck-default"),
+                                          ("gfx1201", "ck-rdna")])
+def test_the_whole_enumeration_is_the_same_with_cp_sat_alone(arch, catalog, monkeypatch) -> None:
+    fast = [c["name"] for c in Space(arch=arch, catalog=catalog, use_cache=False).enumerate()]
+    P.clear_caches()
+    monkeypatch.setattr(B, "USE_PYTHON", False)
+    slow = [c["name"] for c in Space(arch=arch, catalog=catalog, use_cache=False).enumerate()]
+    P.clear_caches()
+    assert fast == slow and (fast or catalog == "ck-rdna")
+
+
+OPEN = Space(arch="gfx950", rules="-ck-curation", use_cache=False)
+_TILES = [16, 32, 64, 128, 256]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant=st.sampled_from(["forward", "bwd_data", "bwd_weight"]), dtype=st.sampled_from(["fp16", "fp32"]),
+       tile_m=st.sampled_from(_TILES), tile_n=st.sampled_from(_TILES),
+       pipeline=st.sampled_from(["compv3", "compv4", "mem", "basic_v1", "wavelet"]),
+       vec=st.sampled_from([1, 2, 4, 8]))
+def test_random_open_subspaces_list_as_cp_sat_lists_them(variant, dtype, tile_m, tile_n, pipeline, vec) -> None:
+    """The open space (curation off) cut by a random filter: every bag the Python join takes agrees with CP-SAT, also
+    with narrowed domains (as the lazy walk and counting ask), and one it declines is declined within its budget."""
+    where = (f"variant == '{variant}' and dtype == '{dtype}' and tile_m == {tile_m} and tile_n == {tile_n} and "
+             f"pipeline == '{pipeline}' and vec_a == {vec}")
+    compared = 0
+    for defs, fac in _unique_bags(OPEN, where).values():
+        constraints = (*fac.constraints, *fac.implied)
+        try:
+            rows = pysearch.rows(defs, constraints, {}, 4000, budget=20_000)
+        except (pysearch.Unsupported, OverflowError):
+            continue
+        assert rows == _cp_sat_rows(defs, fac), fac.fields
+        compared += len(fac.fields) > 1
+        if rows and len(fac.fields) > 1:  # narrowed to the values of the first row's first field
+            name, raw = fac.fields[0], rows[0][0]
+            narrowed = pysearch.rows(defs, constraints, {name: [raw]}, None)
+            assert narrowed == [r for r in rows if r[0] == raw] == _cp_sat_rows(defs, fac, ((name, (raw,)),))
+    assert compared  # each filtered open stratum has bags the Python join lists
+
+
+def test_a_search_past_its_budget_is_declined_not_answered() -> None:
+    big = max(_unique_bags(OPEN).values(), key=lambda b: len(b[1].fields))
+    defs, fac = big
+    with pytest.raises(pysearch.Unsupported):
+        pysearch.rows(defs, (*fac.constraints, *fac.implied), {}, None, budget=100)
+
+
+def test_a_catalog_run_never_imports_or_tools() -> None:
+    code = ("import sys; from ckspace import Space; "
+            "n = sum(1 for _ in Space(arch='gfx942', use_cache=False).enumerate()); "
+            "c = sum(Space(arch='gfx950', catalog='ck-default', use_cache=False).count().values()); "
+            "print(n, c, 'ortools' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, check=True).stdout.split()
+    assert out[2] == "False" and int(out[0]) > 10_000 and int(out[1]) == 352  # README: ck-default on gfx950
+
+
+# -- fast_name ----------------------------------------------------------------------------------------------------
+def test_fast_name_is_format_name_on_every_kernel_of_every_catalog() -> None:
+    for arch in ("gfx950", "gfx90a", "gfx1201"):
+        for catalog in (*CATALOGS, "ck-profiler", "ck-tests"):
+            for cfg in Space(arch=arch, catalog=catalog).enumerate():
+                assert fast_name(cfg) == format_name(cfg) == cfg["name"]
+
+
+def _config(draw_value) -> dict:
+    return {f.name: draw_value(f) for f in DATA.fields.values() if not f.derived}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fast_name_agrees_with_format_name_or_fails_the_same(data) -> None:
+    """Any config of the model's domains, and some that are not (negative, text, huge values): both give the same
+    name, or both raise."""
+    spoiled = data.draw(st.sampled_from([None, *DATA.fields]))  # at most one field outside its domain
+
+    def value(f):
+        choices = list(f.values) if f.type != "bool" else [False, True, 0, 1]
+        if f.name == spoiled:
+            return data.draw(st.sampled_from([-1, 10**19, "x", None, 2.0, "Compv3"]))
+        return data.draw(st.sampled_from(choices))
+    cfg = _config(value)
+    cfg["layout"] = data.draw(st.sampled_from(["nhwgc", "ndhwgc", "ngchw", "NHWGC"]))
+    results = []
+    for fn in (format_name, fast_name):
+        try:
+            results.append(("ok", fn(cfg)))
+        except (ValueError, TypeError, KeyError) as exc:
+            results.append(("error", type(exc).__name__))
+    assert results[0] == results[1]
+
+
+# -- kept answers -------------------------------------------------------------------------------------------------
+def _ckspace(args: list[str], cache: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CKSPACE_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "ckspace", *args], capture_output=True, text=True, env=env,
+                          input=stdin, timeout=600)
+
+
+def test_a_kept_answer_is_the_answer_and_is_read_back(tmp_path) -> None:
+    args = ["enumerate", "--arch", "gfx950", "--variant", "bwd_data", "--dtype", "fp32", "--format", "csv"]
+    first = _ckspace(args, tmp_path)
+    kept = list((tmp_path / "answer").glob("*.json"))
+    assert first.returncode == 0 and len(kept) == 1
+    second = _ckspace(args, tmp_path)
+    assert second.stdout == first.stdout and second.stderr == "" and second.returncode == 0
+    # what is served is the entry itself: a re-signed edit of it shows (the checksum, not trust, guards it)
+    from ckspace import cache
+
+    edited = "edited\n"
+    payload = json.dumps(edited, separators=(",", ":")).encode()
+    kept[0].write_bytes(cache._header("answer", kept[0].stem, payload) + b"\n" + payload)
+    assert _ckspace(args, tmp_path).stdout == edited
+
+
+def test_a_kept_answer_never_outlives_the_engine_or_the_data(tmp_path, monkeypatch) -> None:
+    from ckspace import cache
+    from ckspace.cli import answers
+
+    argv = ["enumerate", "--arch", "gfx950"]
+    monkeypatch.setattr(cache, "_ENGINE_DIGEST", "a")
+    a = answers.key(argv)
+    monkeypatch.setattr(cache, "_ENGINE_DIGEST", "b")
+    assert answers.key(argv) != a  # another build of the engine: another entry
+    monkeypatch.setattr(answers, "_tree_digest", lambda root, pattern: f"{root}{pattern}changed")
+    assert answers.key(argv) not in (a, None)
+
+
+@pytest.mark.parametrize("argv", [
+    ["enumerate", "--arch", "gfx950", "--set", "tiny"],  # a selection: also the solver's version
+    ["enumerate", "--arch", "gfx950", "--format", "table"],
+    ["enumerate", "--arch", "gfx950", "--timings"],
+    ["enumerate", "--arch", "auto"],
+    ["enumerate", "--arch", "gfx950", "--constraints", "constraints"],
+    ["enumerate", "--arch", "gfx950", "-o", "x.txt"],
+    ["enumerate", "--arch", "gfx950", "--trait-config", "t.json"],
+    ["enumerate", "--arch", "gfx950", "--no-cache"],
+    ["explain", "grouped_conv_x"],
+    ["enumerate", "--arch"],
+])
+def test_what_depends_on_more_than_the_command_line_is_never_kept(argv) -> None:
+    from ckspace.cli import answers
+
+    assert answers.key(argv) is None
+
+
+def test_a_run_with_warnings_or_a_failure_keeps_nothing(tmp_path, monkeypatch, capsys) -> None:
+    from ckspace.cli import answers
+
+    monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+
+    def warns() -> int:
+        print("kernel", file=sys.stdout)
+        print("ckspace: warning: something", file=sys.stderr)
+        return 0
+
+    assert answers.run_and_keep(["enumerate", "--arch", "gfx950"], warns) == 0
+    assert answers.run_and_keep(["enumerate", "--arch", "gfx942"], lambda: 2) == 2
+    assert not (tmp_path / "answer").exists()

@@ -167,9 +167,10 @@ def _relations(constraints: Sequence, bag: set[str], domains: dict[str, list[obj
         for rel in out:
             if rel.when is not None:
                 continue  # a conditional table cuts nothing for every assignment
-            kept = {r for r in rel.rows if all(_member(v, domains[f]) for f, v in zip(rel.fields, r))}
-            if len(kept) != len(rel.rows):
-                rel.rows, changed = kept, True
+            for i, f in enumerate(rel.fields):
+                allowed = set(domains[f])  # True == 1: a table may spell a bool field 1
+                if not {r[i] for r in rel.rows} <= allowed:
+                    rel.rows, changed = {r for r in rel.rows if r[i] in allowed}, True
             for i, f in enumerate(rel.fields):
                 column = {r[i] for r in rel.rows}
                 narrowed = [v for v in domains[f] if v in column]
@@ -178,28 +179,31 @@ def _relations(constraints: Sequence, bag: set[str], domains: dict[str, list[obj
     return out
 
 
-def _member(value: object, domain: list[object]) -> bool:
-    return value in domain  # True == 1: a table may spell a bool field 1
-
-
 def _order(names: list[str], domains: dict[str, list[object]], relations: list[_Relation]) -> list[str]:
-    """Fields in search order: next the one with the fewest candidates given those before it (by the tables'
-    largest fan-out), ties by name: a deterministic order that keeps the search a join."""
+    """Fields in search order: next the one with the fewest expected candidates given those before it, ties by
+    name (a deterministic order that keeps the search a join). A table's fan-out is estimated from its size and
+    the distinct values of its columns, without grouping its rows for every choice."""
+    distinct = [{f: len({r[i] for r in rel.rows}) for i, f in enumerate(rel.fields)} for rel in relations]
     done: list[str] = []
+    chosen: set[str] = set()
     left = sorted(names)
     while left:
-        def branching(name: str) -> tuple[int, str]:
-            best = len(domains[name])
-            for rel in relations:
-                if name not in rel.fields or not rel.when_fields <= set(done):
+        def branching(name: str) -> tuple[float, str]:
+            best = float(len(domains[name]))
+            for rel, counts in zip(relations, distinct):
+                if name not in counts or not rel.when_fields <= chosen:
                     continue
-                before = tuple(i for i, f in enumerate(rel.fields) if f in done)
-                groups = rel.allowed(before, rel.fields.index(name))
-                best = min(best, max((len(s) for s in groups.values()), default=0))
+                keyed = 1
+                for f, n in counts.items():
+                    if f in chosen:
+                        keyed *= n
+                estimate = len(rel.rows) / keyed if keyed > 1 else counts[name]
+                best = min(best, max(estimate, 1.0))
             return best, name
 
         pick = min(left, key=branching)
         done.append(pick)
+        chosen.add(pick)
         left.remove(pick)
     return done
 

@@ -224,3 +224,33 @@ def test_a_run_with_warnings_or_a_failure_keeps_nothing(tmp_path, monkeypatch, c
     assert answers.run_and_keep(["enumerate", "--arch", "gfx950"], warns) == 0
     assert answers.run_and_keep(["enumerate", "--arch", "gfx942"], lambda: 2) == 2
     assert not (tmp_path / "answer").exists()
+
+
+# -- compiled rules -------------------------------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_compiled_rules_evaluate_as_the_tree_walk_does(data) -> None:
+    """rules.closures (exact) against rules.expr.evaluate, for every rule of an arch on a config of the model's
+    domains: the same value, or the same kind of error."""
+    from ckspace.rules import expr as E
+    from ckspace.rules.closures import compile_node
+    from ckspace.rules.model import Model
+
+    arch = data.draw(st.sampled_from(sorted(DATA.archs)))
+    model = _MODELS.setdefault(arch, Model(DATA, arch, set(DATA.families)))
+    variant = data.draw(st.sampled_from(DATA.fields["variant"].values))
+    cfg = _config(lambda f: data.draw(st.sampled_from(list(f.values))))
+    cfg["variant"] = variant
+    cfg["layout"] = "ngchw" if variant == "forward_depthwise" else "nhwgc"
+    for rule in model.data.rules:
+        for node in (rule.when, rule.require):
+            outcomes = []
+            for fn in (lambda c, n=node: E.evaluate(n, c, model.resolve), compile_node(node, model.resolve, exact=True)):
+                try:
+                    outcomes.append(("value", fn(cfg)))
+                except Exception as exc:  # noqa: BLE001 - the kind of error is what is compared
+                    outcomes.append(("error", type(exc).__name__))
+            assert outcomes[0] == outcomes[1], (rule.id, outcomes)
+
+
+_MODELS: dict = {}

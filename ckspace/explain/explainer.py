@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
-from ..rules.check import domain_verdicts, rule_verdicts, violations
+from ..rules.check import broken_rules, domain_verdicts, rule_verdicts, violations
 from ..rules.data import Catalog, DataSet, load
 from ..rules.model import Model, curation_families, kind_of_variant, resolve_families
 from ..rules.names import format_name
@@ -265,7 +265,10 @@ class Explainer:
         model = self._model(arch)
         if domain_verdicts(model, cfg):
             return False
-        return not any(r.family in families if families else r.enabled for r in rule_verdicts(model, cfg))
+        # Only whether a rule breaks, not its message, and only until one does: rendering every message of every
+        # arch cost most of a batch.
+        relevant = families if families else model.families
+        return not any(True for r in broken_rules(model, cfg, relevant))
 
     def _with_fix(self, reason: Verdict, cfg: Mapping[str, object]) -> Verdict:
         if reason.rule.startswith("model.domain-"):

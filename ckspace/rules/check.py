@@ -6,7 +6,7 @@ This is the independent oracle of the tests and the engine of `explain`: for eve
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Collection, Iterator, Mapping
 
 from . import expr as E
 from .data import Rule, message_parts
@@ -57,10 +57,34 @@ def _show_domain(values: tuple) -> str:
 
 def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
     """True when the config breaks the rule: `when` holds and `require` does not."""
+    when, require = _compiled(rule, model)
     try:
-        return bool(E.evaluate(rule.when, config, model.resolve)) and not E.evaluate(rule.require, config, model.resolve)
+        return bool(when(config)) and not require(config)
     except KeyError:
         return False  # the rule reads a field this config does not have (the other kernel family)
+
+
+_COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = {}  # (model, rule) -> closures (rules.closures)
+
+
+def _compiled(rule: Rule, model: Model) -> tuple:
+    """The rule's `when` and `require` as closures with evaluate's exact semantics, once per model (its arch's data
+    references are resolved in them): checking thousands of names, the tree walk was most of the time."""
+    key = (id(model), rule.id)
+    hit = _COMPILED.get(key)
+    if hit is not None and hit[0] is model and hit[1] is rule:
+        return hit[2]
+    from .closures import Unsupported, compile_node
+
+    try:
+        fns = (compile_node(rule.when, model.resolve, exact=True), compile_node(rule.require, model.resolve, exact=True))
+    except (Unsupported, KeyError, ExprError, TypeError):  # a reference the data cannot resolve: evaluate decides
+        fns = (lambda c, n=rule.when: E.evaluate(n, c, model.resolve),
+               lambda c, n=rule.require: E.evaluate(n, c, model.resolve))
+    if len(_COMPILED) > 16384:
+        _COMPILED.clear()
+    _COMPILED[key] = (model, rule, fns)
+    return fns
 
 
 def verdict(rule: Rule, config: Mapping[str, object], model: Model) -> Verdict:
@@ -79,6 +103,21 @@ def violations(model: Model, config: Mapping[str, object], all_families: bool = 
     kind = kind_of_variant(str(config.get("variant")))
     rules = model.all_rules_for(kind) if all_families else model.rules_for(kind)
     return [verdict(r, config, model) for r in rules if breaks(r, config, model)]
+
+
+def broken_rules(model: Model, config: Mapping[str, object],
+                 families: Collection[str] | None = None) -> Iterator[Rule]:
+    """The rules the config breaks (rule_verdicts without the messages), in rule order, as they are found; only
+    those of `families` when given."""
+    kind = kind_of_variant(str(config.get("variant")))
+    for rule in model.all_rules_for(kind):
+        if families is not None and rule.family not in families:
+            continue
+        try:
+            if breaks(rule, config, model):
+                yield rule
+        except (ExprError, TypeError, ValueError):
+            continue  # a value the rule cannot read (outside the domain, reported as a `model` verdict)
 
 
 def rule_verdicts(model: Model, config: Mapping[str, object]) -> list[Verdict]:
@@ -135,13 +174,29 @@ def render(rule: Rule, config: Mapping[str, object], model: Model) -> str:
         elif expr_text == "allowed":
             value = ", ".join(allowed_values(rule, config, model)) or "none"
         else:
-            node = model.data.macros.expand(E.parse(expr_text, _names(model), model.data.namespaces, "message"))
+            node = _message_node(model, expr_text)
             try:
                 value = E.evaluate(node, config, model.resolve)
             except (KeyError, ExprError):
                 value = "?"
         out.append(_format(value, fmt))
     return "".join(out)
+
+
+_MESSAGE_NODES: dict[tuple[int, str], tuple[object, E.Node]] = {}  # (id of the data, text) -> (data, parsed)
+
+
+def _message_node(model: Model, text: str) -> E.Node:
+    """A message's `{expression}` parsed and expanded once per data set: a batch renders thousands of messages."""
+    key = (id(model.data), text)
+    hit = _MESSAGE_NODES.get(key)
+    if hit is not None and hit[0] is model.data:
+        return hit[1]
+    node = model.data.macros.expand(E.parse(text, _names(model), model.data.namespaces, "message"))
+    if len(_MESSAGE_NODES) > 4096:
+        _MESSAGE_NODES.clear()
+    _MESSAGE_NODES[key] = (model.data, node)
+    return node
 
 
 def _names(model: Model) -> dict[str, object]:

@@ -391,6 +391,16 @@ def _names_list(value: str | list[str] | None) -> tuple[str, ...]:
 
 def message_parts(template: str) -> list[tuple[str, str, str]]:
     """Split a message template into (text, expression, format) triples; `{expr:fmt}` marks an expression."""
+    hit = _PARTS.get(template)
+    if hit is None:
+        hit = _PARTS[template] = tuple(_message_parts(template)) if len(_PARTS) < 4096 else tuple(_message_parts(template))
+    return list(hit)
+
+
+_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = {}  # a batch renders the same few hundred templates
+
+
+def _message_parts(template: str) -> list[tuple[str, str, str]]:
     parts: list[tuple[str, str, str]] = []
     i = 0
     text = ""

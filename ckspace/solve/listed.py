@@ -39,7 +39,7 @@ def _stored(root: Path, rel: str, digest: str, config_set: str | None) -> tuple[
     if hit is not None:
         return (tuple(Entry(f, i, id_, n, c) for f, i, id_, n, c in hit["entries"]),
                 tuple(Skipped(f, i, id_, r) for f, i, id_, r in hit["skipped"]))
-    entries, skipped = _read_stored(root, rel, config_set)
+    entries, skipped = _read_stored(root, rel, config_set, digest)
     cache.store("listed", key, {"entries": [[e.file, e.index, e.id, e.name, e.config] for e in entries],
                                 "skipped": [[k.file, k.index, k.id, k.reason] for k in skipped]})
     return entries, skipped
@@ -54,8 +54,15 @@ def _is_packed(payload: object) -> bool:
         and all(isinstance(k, list) and len(k) == 4 for k in payload["skipped"])
 
 
-def _read_stored(root: Path, rel: str, config_set: str | None) -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
-    table = read_toml(root / rel, root)
+@functools.lru_cache(maxsize=4)
+def _table(root: Path, rel: str, digest: str) -> dict:
+    """The stored table, read once per process for all its sets (profiler and tests share the file)."""
+    return read_toml(root / rel, root)
+
+
+def _read_stored(root: Path, rel: str, config_set: str | None,
+                 digest: str = "") -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
+    table = _table(root, rel, digest) if digest else read_toml(root / rel, root)
     entries: list[Entry] = []
     skipped: list[Skipped] = []
     for path, doc in documents_from_table(table, rel):

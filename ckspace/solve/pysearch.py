@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 from ..rules import expr as E
+from ..rules.closures import Unsupported, compile_node
 from ..rules.data import FieldDef
 from . import implied
 
@@ -29,17 +30,14 @@ Fn = Callable[[Mapping[str, object]], object]
 BUDGET = 60_000
 
 
-class Unsupported(Exception):
-    """This bag is CP-SAT's: its search is too large, or an expression has no plain-Python value here."""
-
-
 def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str, Sequence[int]],
          limit: int | None = None, budget: int = BUDGET) -> list[Row]:
     """Every assignment of `defs` (narrowed to raw values) satisfying `constraints` (each with `when`, `require`),
     as sorted raw rows; OverflowError beyond `limit` rows (as CP-SAT's enumeration); Unsupported to defer."""
     names = [d.name for d in defs]
     domains = {d.name: _domain(d, narrowed.get(d.name)) for d in defs}
-    checks = [(_fn(c.when), _fn(c.require), E.fields_of(c.when) | E.fields_of(c.require), c) for c in constraints]
+    checks = [(compile_node(c.when), compile_node(c.require), E.fields_of(c.when) | E.fields_of(c.require), c)
+              for c in constraints]
     for when, require, scope, c in checks:  # a constraint of one field filters its domain outright
         if len(scope) == 1:
             (name,) = scope
@@ -220,7 +218,7 @@ def _candidates(name: str, position: Mapping[str, int], domain: list[object], re
             continue  # the semi-join already cut the domain to this relation's column
         index = rel.allowed(before, rel.fields.index(name))
         levels = tuple(position[rel.fields[i]] for i in before)
-        lookups.append((index, levels, _fn(rel.when) if rel.when is not None else None))
+        lookups.append((index, levels, compile_node(rel.when) if rel.when is not None else None))
     if not lookups:
         return lambda values, env: domain
     order = {v: i for i, v in enumerate(domain)}
@@ -243,96 +241,3 @@ def _candidates(name: str, position: Mapping[str, int], domain: list[object], re
         return picked
 
     return allowed
-
-
-# -- expressions as closures ----------------------------------------------------------------------------------
-def _fn(node: E.Node) -> Fn:
-    """`node` as a function of an assignment, with `ckspace.rules.expr.evaluate`'s semantics."""
-    t = type(node)
-    if t is E.Const:
-        value = node.value  # type: ignore[union-attr]
-        return lambda env: value
-    if t is E.Field:
-        name = node.name  # type: ignore[union-attr]
-        return lambda env: env[name]
-    if t is E.Tup:
-        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
-        return lambda env: tuple([f(env) for f in items])
-    if t is E.BinOp:
-        # The rules' arithmetic is on integers only (the type checker sees to it), so Python's operators agree with
-        # E._binop; division and remainder keep its total semantics (x // 0 == 0, x % 0 == x).
-        a, b, op = _fn(node.left), _fn(node.right), node.op  # type: ignore[union-attr]
-        if op == "+":
-            return lambda env: a(env) + b(env)
-        if op == "-":
-            return lambda env: a(env) - b(env)
-        if op == "*":
-            return lambda env: a(env) * b(env)
-        if op == "//":
-            return lambda env: (a(env) // y) if (y := b(env)) else 0
-        if op == "%":
-            return lambda env: (a(env) % y) if (y := b(env)) else a(env)
-        binop = E._binop
-        return lambda env: binop(op, a(env), b(env))
-    if t is E.Neg:
-        a = _fn(node.operand)  # type: ignore[union-attr]
-        return lambda env: -a(env)  # type: ignore[operator]
-    if t is E.Cmp:
-        a, b, op = _fn(node.left), _fn(node.right), node.op  # type: ignore[union-attr]
-        if op == "==":
-            return lambda env: a(env) == b(env)
-        if op == "!=":
-            return lambda env: a(env) != b(env)
-        compare = E._compare
-        return lambda env: compare(op, a(env), b(env))
-    if t is E.In:
-        return _membership(node)  # type: ignore[arg-type]
-    if t is E.And:
-        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
-        return lambda env: all(f(env) for f in items)
-    if t is E.Or:
-        items = [_fn(i) for i in node.items]  # type: ignore[union-attr]
-        return lambda env: any(f(env) for f in items)
-    if t is E.Not:
-        a = _fn(node.operand)  # type: ignore[union-attr]
-        return lambda env: not a(env)
-    if t is E.IfElse:
-        c, x, y = _fn(node.cond), _fn(node.then), _fn(node.other)  # type: ignore[union-attr]
-        return lambda env: x(env) if c(env) else y(env)
-    if t is E.Call:
-        args = [_fn(a) for a in node.args]  # type: ignore[union-attr]
-        pick = min if node.fn == "min" else max  # type: ignore[union-attr]
-        return lambda env: pick([f(env) for f in args])
-    if t is E.Index:
-        base, key = _fn(node.base), _fn(node.index)  # type: ignore[union-attr]
-
-        def index(env: Mapping[str, object]) -> object:
-            try:
-                return base(env)[key(env)]  # type: ignore[index]
-            except (KeyError, IndexError, TypeError):
-                return ()
-
-        return index
-    raise Unsupported(f"no plain-Python value for {type(node).__name__}")  # a data reference: folding left it
-
-
-def _membership(node: E.In) -> Fn:
-    item, negate = _fn(node.left), node.negate
-    if isinstance(node.right, E.Const):
-        collection = node.right.value
-        if getattr(collection, "contains", None) is None and isinstance(collection, (tuple, list, frozenset, set)):
-            rows = list(collection)
-            if rows and all(isinstance(r, (list, tuple)) for r in rows):
-                table = {tuple(r) for r in rows}  # E.contains: a tuple item against rows of tuples
-
-                def in_table(env: Mapping[str, object]) -> bool:
-                    v = item(env)
-                    found = (v in table) if isinstance(v, tuple) else (v in rows)
-                    return found != negate
-
-                return in_table
-            members = set(rows) if all(isinstance(r, (int, str, bool)) for r in rows) else rows
-            return lambda env: (item(env) in members) != negate
-    coll = _fn(node.right)
-    contains = E.contains
-    return lambda env: contains(coll(env), item(env)) != negate

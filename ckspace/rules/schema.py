@@ -403,6 +403,16 @@ class OneOf(Spec):
         return " or ".join(o.expected() for o in self.options)
 
     def check(self, value: Any, path: KeyPath) -> None:
+        # The option of the value's own type first, without raising: a table of 100,000 cells checks in a pass
+        # (which option fails, and how, is only worked out for a value that fails).
+        kind = _toml_type_of(value)
+        for option in self.options:
+            if _toml_type(option) == kind:
+                try:
+                    option.check(value, path)
+                    return
+                except SchemaError:
+                    break
         errors = []
         for option in self.options:
             try:

@@ -125,6 +125,8 @@ class Recorder:
         return self._stream.write(text)
 
     def __getattr__(self, name: str):
+        if name == "buffer":  # bytes written past the copy would make a kept answer incomplete
+            raise AttributeError("buffer")
         return getattr(self._stream, name)
 
 

@@ -49,6 +49,7 @@ class CkOrder:
         self.dw_columns = tuple(dw["columns"])
         self.dw_rows = {tuple(row): i for i, row in reversed(list(enumerate(dw["rows"])))}  # first row wins
         self._blocks: dict[tuple[str, int, str], list[Block]] = {}
+        self._memo: dict[tuple, object] = {}  # pipeline tables and wave/warp keys, per block, tile and pair
 
     def _index(self, table: Mapping[Any, int], value: Any, what: str, config: Config) -> int:
         if value not in table:
@@ -99,10 +100,19 @@ class CkOrder:
         for b_index, (fkey, tiles, pipes) in enumerate(self._block_list(variant, ndim, dtype)):
             if fkey != feature or tile not in tiles:
                 continue
-            pipelines = pipes if pipes is not None else self.curation.tile_pipelines(variant, tile, dtype)
-            pair = self._pair_key(config, tile)
-            pipe = self._index({p: i for i, p in reversed(list(enumerate(pipelines)))},
-                               (config["pipeline"], config["scheduler"]), "pipeline/scheduler", config)
+            # Thousands of configs share a block, a tile and a wave/warp pair: their parts of the key are computed
+            # once (_memo), which is most of the time CK's order of a whole arch takes.
+            pipe_table = self._memo.get((variant, dtype, tile, b_index))
+            if pipe_table is None:
+                pipelines = pipes if pipes is not None else self.curation.tile_pipelines(variant, tile, dtype)
+                pipe_table = {p: i for i, p in reversed(list(enumerate(pipelines)))}
+                self._memo[(variant, dtype, tile, b_index)] = pipe_table
+            pair_key = (variant, dtype, tile, config["wave_m"], config["wave_n"], config["wave_k"],
+                        config["warp_tile_m"], config["warp_tile_n"])
+            pair = self._memo.get(pair_key)
+            if pair is None:
+                pair = self._memo[pair_key] = self._pair_key(config, tile)
+            pipe = self._index(pipe_table, (config["pipeline"], config["scheduler"]), "pipeline/scheduler", config)
             return (*head, b_index, tiles.index(tile), *pair,
                     int(config["vec_a"]), int(config["vec_b"]), int(config["vec_c"]), pipe,
                     self._index(self.specs, config["specialization"], "specialization", config))

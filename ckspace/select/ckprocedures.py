@@ -93,6 +93,20 @@ def ck_subset(space: "KernelSpace", which: str) -> list[dict[str, Any]]:
         raise UsageError(f"unknown CK procedure {which!r}; choices: {', '.join(PROCEDURES)}")
     if space.catalog.name != "full":
         raise UsageError(f"CK's {which} is a subset of the full catalog, not of {space.catalog.name}")
-    configs = ck_sorted(list(space.enumerate()), space.data, space.arch)
+    configs = _ck_ordered(space)
     full_tests = ck_full_tests(configs)
     return full_tests if which == "ck-full-tests" else ck_tiny(full_tests)
+
+
+_ORDERED: list[tuple[object, list[dict[str, Any]]]] = []  # the last space's full set in CK's order
+
+
+def _ck_ordered(space: "KernelSpace") -> list[dict[str, Any]]:
+    """The space's full set in CK's generation order, once per space: full-tests and tiny (and explain, which asks
+    for both) start from the same list."""
+    for known, configs in _ORDERED:
+        if known is space:
+            return configs
+    configs = ck_sorted(list(space.enumerate()), space.data, space.arch)
+    _ORDERED[:] = [(space, configs)]
+    return configs

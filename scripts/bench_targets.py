@@ -68,6 +68,15 @@ def _time(argv: list[str], env: dict[str, str], stdin: bytes | None) -> float:
     return elapsed
 
 
+def _split(argv: list[str], cache: str, stdin: bytes | None) -> str:
+    """The --timings line of one more cold run of the command."""
+    shutil.rmtree(cache, ignore_errors=True)
+    proc = subprocess.run([*argv, "--timings"], env=_env(cache), input=stdin, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("timings:")]
+    return lines[-1] if lines else "(no --timings line)"
+
+
 def _inputs(tmp: Path) -> dict[str, bytes]:
     """1,000 names pasted into explain: CK's profiler list for gfx950 (valid and rejected under full alike)."""
     env = _env(str(tmp / "inputs-cache"))
@@ -125,6 +134,8 @@ def main() -> int:
             load = " ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"{label:<40} {kind:<5} {med:7.3f} {target:7.2f} {med / floor:8.1f} {target / floor:15.1f}  {load}"
                   f"  {mark}")
+            if argv[0] == "enumerate" and kind == "cold":  # where the time of such a run goes (--timings)
+                print(f"{'':<40} {_split([*py, '-m', 'ckspace', *argv], str(tmp / 'split'), stdin)}")
         if not args.only or "output" in args.only:
             out = statistics.median(_output_phase(args.runs))
             print(f"{'output phase: 14,048 names (in process)':<40} {'-':<5} {out:7.3f} {0.03:7.2f} {out / floor:8.1f} "

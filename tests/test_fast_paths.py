@@ -254,3 +254,67 @@ def test_compiled_rules_evaluate_as_the_tree_walk_does(data) -> None:
 
 
 _MODELS: dict = {}
+
+
+# -- the TOML rows fast path --------------------------------------------------------------------------------------
+def test_every_data_file_reads_the_same_with_the_rows_fast_path() -> None:
+    """json.dumps tells true from 1 and 1 from 1.0, which == does not."""
+    import tomllib
+
+    from ckspace.rules import schema
+
+    fast = 0
+    for path in sorted((REPO / "constraints").rglob("*.toml")):
+        blob = path.read_bytes()
+        assert json.dumps(schema.parse_toml(blob, path.name)) == json.dumps(tomllib.loads(blob.decode()))
+        fast += schema._with_rows_read(blob.decode()) is not None
+    assert fast >= 1  # CK's config table takes the fast path
+
+
+SLASH_ESCAPE = "<json slash escape>"
+_cell = st.recursive(
+    st.one_of(st.integers(-2**63, 2**63 - 1), st.booleans(), st.text(max_size=6),
+              st.floats(allow_nan=True, allow_infinity=True),
+              st.sampled_from(["\x7f", SLASH_ESCAPE, "\ud800", "\U0001f600", "\u00e9"])),
+    lambda inner: st.lists(inner, max_size=3), max_leaves=6)
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "nan" if v != v else ("inf" if v == float("inf") else ("-inf" if v == float("-inf") else repr(v)))
+    if v == SLASH_ESCAPE:
+        return '"a\\/b"'  # JSON's escape of "/", which TOML lacks
+    if isinstance(v, str):
+        return json.dumps(v)  # non-ASCII as \\u escapes; an astral character as a surrogate pair, which TOML refuses
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return str(v)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.lists(_cell, min_size=1, max_size=4), min_size=1, max_size=5),
+       name=st.text(max_size=5), trailing=st.booleans())
+def test_fuzz_the_rows_fast_path_reads_what_tomllib_reads(rows, name, trailing, monkeypatch) -> None:
+    """Generated row tables, with values TOML and JSON read differently (DEL, lone surrogates, NaN, \\/): the fast
+    path gives tomllib's document exactly, or steps aside; where tomllib fails, so does parse_toml."""
+    import tomllib
+
+    from ckspace.errors import DataError
+    from ckspace.rules import schema
+
+    monkeypatch.setattr(schema, "FAST_ROWS_MIN", 0)
+    lines = [f"name = {json.dumps(name)}", "rows = ["]
+    lines += [f"  {_toml_value(r)}," if trailing or i < len(rows) - 1 else f"  {_toml_value(r)}"
+              for i, r in enumerate(rows)]
+    lines += ["]", ""]
+    text = "\n".join(lines)
+    try:
+        expected = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        with pytest.raises(DataError):
+            schema.parse_toml(text.encode("utf-8", "surrogatepass"), "fuzz.toml")
+        return
+    assert json.dumps(schema.parse_toml(text.encode("utf-8", "surrogatepass"), "fuzz.toml"),
+                      allow_nan=True) == json.dumps(expected, allow_nan=True)

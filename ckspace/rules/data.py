@@ -393,11 +393,14 @@ def message_parts(template: str) -> list[tuple[str, str, str]]:
     """Split a message template into (text, expression, format) triples; `{expr:fmt}` marks an expression."""
     hit = _PARTS.get(template)
     if hit is None:
-        hit = _PARTS[template] = tuple(_message_parts(template)) if len(_PARTS) < 4096 else tuple(_message_parts(template))
+        hit = tuple(_message_parts(template))
+        if len(_PARTS) < PARTS_KEPT:
+            _PARTS[template] = hit
     return list(hit)
 
 
 _PARTS: dict[str, tuple[tuple[str, str, str], ...]] = {}  # a batch renders the same few hundred templates
+PARTS_KEPT = 4096  # templates remembered (the data has a few hundred; a bound all the same)
 
 
 def _message_parts(template: str) -> list[tuple[str, str, str]]:

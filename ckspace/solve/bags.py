@@ -170,10 +170,7 @@ def solve_bag(fields: Mapping[str, FieldDef], fac: Bag, timings: dict[str, float
             timings["solve"] = timings.get("solve", 0.0) + time.process_time() - t1
     if stats is not None:
         stats.rows += len(rows)
-    _SOLVED[key] = rows
-    if len(_SOLVED) > SOLVED_LIMIT:
-        _SOLVED.popitem(last=False)
-    return rows
+    return _remember(key, rows)
 
 
 def _listed_in_python(fields: Mapping[str, FieldDef], fac: Bag, narrowed: tuple, limit: int | None, key: tuple,
@@ -201,6 +198,11 @@ def _listed_in_python(fields: Mapping[str, FieldDef], fac: Bag, narrowed: tuple,
     if stats is not None:
         stats.listed += 1
         stats.rows += len(rows)
+    return _remember(key, rows)
+
+
+def _remember(key: tuple, rows: list[Row]) -> list[Row]:
+    """Keep a bag model's rows for the process (bounded, least recently used first out), whoever listed them."""
     _SOLVED[key] = rows
     if len(_SOLVED) > SOLVED_LIMIT:
         _SOLVED.popitem(last=False)

@@ -61,8 +61,8 @@ def _table(root: Path, rel: str, digest: str) -> dict:
 
 
 def _read_stored(root: Path, rel: str, config_set: str | None,
-                 digest: str = "") -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
-    table = _table(root, rel, digest) if digest else read_toml(root / rel, root)
+                 digest: str) -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
+    table = _table(root, rel, digest)
     entries: list[Entry] = []
     skipped: list[Skipped] = []
     for path, doc in documents_from_table(table, rel):

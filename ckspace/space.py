@@ -220,8 +220,8 @@ class Space(KernelSpace):
     def emit(self, configs: Iterable[Mapping[str, object]], out_dir: str | Path, *, revision: str | None = None,
              chunk_size: int | None = None) -> "EmitResult":
         """Write CK Tile C++ for configs (e.g. from select) into out_dir, as `ckspace emit` does: one header per
-        kernel, compile units (by default at least 16 balanced ones of at most 25 kernels; `chunk_size` sets them
-        exactly), a manifest and a build.ninja for `ckspace build`. `revision` is the CK API (default the newest).
+        kernel, compile units (by default at least 16 of at most 25 kernels, balanced by expected compile cost;
+        `chunk_size` sets them exactly), a manifest and a build.ninja for `ckspace build`. `revision` is the CK API (default the newest).
 
         >>> import tempfile
         >>> space = Space(arch="gfx950")
@@ -238,5 +238,4 @@ class Space(KernelSpace):
         chosen = [dict(c) for c in configs]
         if chunk_size is not None:
             return EM.emit(self, chosen, out_dir, revision=revision, chunk_size=chunk_size)
-        return EM.emit(self, chosen, out_dir, revision=revision,
-                       units=balanced_units([str(c["name"]) for c in chosen]))
+        return EM.emit(self, chosen, out_dir, revision=revision, units=balanced_units(chosen, self.arch))

@@ -489,20 +489,6 @@ def test_indent_map_covers_the_seed_once():
     assert len(GFS.depths(imap)) == imap["lines"] and set(GFS.depths(imap)) <= set(range(8))
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 16, 22, 25, 400, 401, 14048])
-def test_default_units_keep_sixteen_jobs_busy_and_stay_small(n):
-    """Issue 14: `build -j 2` on tiny ran one compile, because tiny was one unit. The default units: at most 25
-    kernels, at least 16 units when there are 16 kernels, sizes within one of each other, the selection in order."""
-    from ckspace.cli.build import balanced_units
-
-    names = [f"k{i:05d}" for i in range(n)]
-    units = balanced_units(names)
-    assert [x for u in units for x in u] == names
-    assert len(units) == (min(n, 16) if n <= 400 else -(-n // 25))
-    sizes = [len(u) for u in units]
-    assert not sizes or (max(sizes) <= 25 and max(sizes) - min(sizes) <= 1)
-
-
 def test_emit_of_tiny_has_sixteen_units_by_default(tmp_path):
     from ckspace.cli import main
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.codegen.build.LAUNCHERS (tests/test_emit.py checks)
-from ..codegen.units import DEFAULT_CHUNK_SIZE, MIN_UNITS, balanced_units  # noqa: F401  (re-exported for tests)
+from ..codegen.units import DEFAULT_CHUNK_SIZE, MIN_UNITS, balanced_units, unit_seconds  # noqa: F401  (re-exported for tests)
 MAX_CHUNK_SIZE = 2000  # one unit of more instances than this needs tens of GB to compile
 DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
@@ -51,9 +51,10 @@ def add_parsers(sub) -> None:
                          "registry toolchain's for the arch), registry, clang22, ..., or none")
     em.add_argument("--chunk-size", type=int, default=None, metavar="N",
                     help=f"instances per compile unit and per registration chunk (default: at most "
-                         f"{DEFAULT_CHUNK_SIZE}, and small enough for at least {MIN_UNITS} units when there are that "
-                         "many kernels, so that `build -j` has work for each job). A larger unit pays the fixed cost "
-                         "of parsing CK Tile's headers (about 7 s of a core) once for more kernels, but needs more "
+                         f"{DEFAULT_CHUNK_SIZE}, balanced by expected compile cost (templates/compile-cost.toml), and "
+                         f"small enough for at least {MIN_UNITS} units when there are that many kernels, so that "
+                         "`build -j` has work for each job). A larger unit pays the fixed cost "
+                         "of parsing CK Tile's headers (about 6 s of a core) once for more kernels, but needs more "
                          "memory (about 0.8 GB for one kernel, 1.5-2.2 GB for four, 4 GB for the 15 of tiny in "
                          "CK API 2025.11)")
     em.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
@@ -139,21 +140,34 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules, "toolchain": family}
     if args.chunk_size is not None:
+        units = [[str(c["name"]) for c in configs[i:i + args.chunk_size]]
+                 for i in range(0, len(configs), args.chunk_size)]  # emit's own chunks, to report their cost
         result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
     else:
+        units = balanced_units(configs, arch)
         result = EM.emit(space, configs, args.output, revision=rev, chunk_size=DEFAULT_CHUNK_SIZE,
-                         selection=selection, units=balanced_units([str(c["name"]) for c in configs]))
+                         selection=selection, units=units)
+    costs = unit_seconds(configs, arch, units)
     from . import output
 
     output.report_rejected(space)
     elapsed = time.perf_counter() - t0
     print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}{f', {family} on' if family else ''}) into {args.output}: "
-          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}; files {result.stats.summary()}; "
-          f"{elapsed:.1f}s")
+          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}{_expected(costs)}; "
+          f"files {result.stats.summary()}; {elapsed:.1f}s")
     if result.stats.kept_edited:
         print(f"ckspace: note: kept {len(result.stats.kept_edited)} stale file(s) edited by hand, e.g. "
               f"{result.stats.kept_edited[0]}", file=sys.stderr)
     return 0
+
+
+def _expected(costs: list[float]) -> str:
+    """The expected compile cost (templates/compile-cost.toml): what `build -j N` will take, give or take."""
+    if not costs:
+        return ""
+    total = sum(costs)
+    amount = f"{total / 3600:.1f} core-hours" if total >= 5400 else f"{total / 60:.0f} core-minutes"
+    return f" (expected about {amount}, the largest {max(costs) / 60:.1f} min)"
 
 
 MAX_INVALID_SHOWN = 50

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from ..errors import CkspaceError, DataError, UsageError
 from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
 from .manifest import Writer, digest, ensure_dir, locked, sweep_temporaries
+from .units import VARIANT_ORDER  # the order of the kernels in the files and the compile units
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
@@ -48,7 +49,6 @@ ARCH_RE = re.compile(r"^gfx[0-9a-f]{2,5}(:[a-z]+[+-])*$")
 # Registration groups, in CK's order; depthwise kernels register as forward ones (CK globs grouped_conv_fwd_*).
 REG_GROUPS = ("fwd", "bwd_data", "bwd_weight")
 REG_GROUP = {"forward": "fwd", "forward_depthwise": "fwd", "bwd_data": "bwd_data", "bwd_weight": "bwd_weight"}
-VARIANT_ORDER = {"forward": 0, "forward_depthwise": 1, "bwd_data": 2, "bwd_weight": 3}
 INCLUDE_ALL = {
     "fwd": ("include_all_grouped_conv_fwd_kernels.hpp", "forward", "SelectedConvKernelLauncher"),
     "bwd_data": ("include_all_grouped_conv_bwd_data_kernels.hpp", "backward data", "SelectedConvBwdDataLauncher"),

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ckspace.cli import main
 from ckspace.codegen import ckapi
@@ -434,3 +436,23 @@ def test_revisions_file(tmp_path: Path, text: str, line: str) -> None:
     with pytest.raises(DataError) as exc:
         ckapi.read_revisions(path)
     assert str(exc.value) == f"templates/revisions.toml: {line}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(min_value=-(2**70), max_value=2**70), st.text(max_size=4),
+                                   st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1]),
+                                   st.booleans(), st.floats(allow_nan=False), st.none()), max_size=6), max_size=5))
+def test_rows_of_plain_cells_are_checked_in_one_pass_with_the_same_verdict(rows):
+    """A table's rows (ListOf(ListOf(OneOf(Int, Str, Bool)))) take a one-pass type check; the verdict is the plain
+    definition's: every cell a boolean, a string or an integer of 64 bits, else the first bad cell's error line."""
+    from ckspace.rules.schema import INT64_MAX, INT64_MIN, Bool, Int, ListOf, OneOf, SchemaError, Str
+
+    spec = ListOf(ListOf(OneOf((Int(), Str(), Bool()), what="a cell")))
+    bad = [(i, j) for i, row in enumerate(rows) for j, v in enumerate(row)
+           if not (isinstance(v, (bool, str)) or (type(v) is int and INT64_MIN <= v <= INT64_MAX))]
+    try:
+        spec.check(rows, ("rows",))
+    except SchemaError as exc:
+        assert bad and exc.path == ("rows", *bad[0]), (exc.path, bad)
+    else:
+        assert not bad

@@ -8,6 +8,7 @@ order are errors whose suggestion is the canonical name. Every suggestion is its
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Mapping
@@ -102,8 +103,7 @@ class _Cursor:
         if sep == "_":
             while (nxt := self.peek()) is not None and nxt.isdigit():
                 text += "_" + self.take(part, expected)
-        digit = "([0-9])" if sep == "" else "([0-9]+)"  # pad{m}{n}{k}: one digit each
-        m = re.fullmatch(re.escape(head) + re.escape(sep).join([digit] * n) + re.escape(tail), text)
+        m = _ints_pattern(head, sep, n, tail).fullmatch(text)
         if not m:
             if sep == "x" and n == 3 and SUFFIX_START.fullmatch(text):
                 expected += "; it is missing"
@@ -115,6 +115,12 @@ class _Cursor:
             fixed = head + sep.join(str(int(d)) for d in digits) + tail
             raise _Bad(part, f"{expected}, without leading zeros", text, self.replaced(start, self.i, fixed))
         return [int(d) for d in digits]
+
+
+@functools.lru_cache(maxsize=64)
+def _ints_pattern(head: str, sep: str, n: int, tail: str) -> re.Pattern[str]:
+    digit = "([0-9])" if sep == "" else "([0-9]+)"  # pad{m}{n}{k}: one digit each
+    return re.compile(re.escape(head) + re.escape(sep).join([digit] * n) + re.escape(tail))
 
 
 def _pipeline_split_ok(tokens: list[str]) -> bool:
@@ -256,7 +262,7 @@ def _parse_gemm(cur: _Cursor, f: dict[str, object], name: str) -> dict[str, obje
     slots = _parse_suffixes(cur, f)
     if f["streamk_persistent"] and f["streamk"] == "none":
         raise _Bad("streamk", "_persistent only right after _streamk_{tree|linear}", "persistent")
-    canonical = format_name(f)
+    canonical = fast_name(f)  # = format_name(f), at a fraction of the cost (the thousands of names of CK's lists)
     if canonical != name:  # only suffix spelling can differ: the head was read exactly
         names = [s for s, _ in slots]
         redundant = next((part for _, part in slots if part), None)

@@ -259,7 +259,7 @@ class ListOf(Spec):
     finds the entry faster than "rule[41]".
     """
 
-    __slots__ = ("item", "min_len", "max_len", "unique", "what", "note_key")
+    __slots__ = ("item", "min_len", "max_len", "unique", "what", "note_key", "_plain")
 
     def __init__(self, item: Spec, min_len: int = 0, max_len: int | None = None, unique: bool = False,
                  what: str = "", note_key: str | None = None):
@@ -269,6 +269,7 @@ class ListOf(Spec):
         self.unique = unique
         self.what = what
         self.note_key = note_key
+        self._plain = _plain_types(item)
 
     def _expected(self) -> str:
         return self._phrase("a list", "a non-empty list")
@@ -295,6 +296,19 @@ class ListOf(Spec):
             raise mismatch(path, self.expected(), value)
         if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
             raise mismatch(path, self.expected(), value)
+        if self._plain is not None and _all_plain(value, self._plain):
+            pass  # a row of a big table: every cell a plain int, string or boolean, checked in one pass
+        else:
+            self._check_items(value, path)
+        if self.unique:
+            seen: set = set()
+            for i, item in enumerate(value):
+                key = json.dumps(item, sort_keys=True, default=str)
+                if key in seen:
+                    raise SchemaError((*path, i), f"expected no repeated items, found {describe(item)} a second time")
+                seen.add(key)
+
+    def _check_items(self, value: list, path: KeyPath) -> None:
         for i, item in enumerate(value):
             try:
                 self.item.check(item, (*path, i))
@@ -303,13 +317,30 @@ class ListOf(Spec):
                 if isinstance(name, str) and not exc.note:
                     exc.note = f"{self.note_key} {_short(repr(name))}"
                 raise
-        if self.unique:
-            seen: set = set()
-            for i, item in enumerate(value):
-                key = json.dumps(item, sort_keys=True, default=str)
-                if key in seen:
-                    raise SchemaError((*path, i), f"expected no repeated items, found {describe(item)} a second time")
-                seen.add(key)
+
+
+def _plain_types(spec: Spec) -> frozenset[type] | None:
+    """The exact Python types that satisfy `spec` whatever their value, when that is all it asks: an Int of the
+    default (64-bit) bounds, a Str with no choices, pattern or blank check, a Bool, or a OneOf of those. None for any
+    other spec (its values are checked one by one)."""
+    options = spec.options if isinstance(spec, OneOf) else (spec,)
+    out: set[type] = set()
+    for o in options:
+        if type(o) is Int and o.lo == INT64_MIN and o.hi == INT64_MAX:
+            out.add(int)
+        elif type(o) is Str and not (o.choices or o.pattern is not None or o.nonblank):
+            out.add(str)
+        elif type(o) is Bool:
+            out.add(bool)
+        else:
+            return None
+    return frozenset(out)
+
+
+def _all_plain(value: list, types: frozenset[type]) -> bool:
+    if not set(map(type, value)) <= types:
+        return False
+    return int not in types or all(INT64_MIN <= v <= INT64_MAX for v in value if type(v) is int)
 
 
 TableCheck = Callable[[Mapping[str, Any], KeyPath], None]
@@ -598,11 +629,14 @@ def _not_toml(name: str) -> Any:
     raise ValueError(name)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _toml_like(value: Any) -> bool:
     if isinstance(value, list):
         return all(_toml_like(v) for v in value)
     if isinstance(value, str):  # a lone surrogate (JSON reads "\\ud800") is no Unicode scalar: TOML refuses it
-        return not any("\ud800" <= c <= "\udfff" for c in value)
+        return _SURROGATE.search(value) is None
     return isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value))
 
 

@@ -110,3 +110,8 @@ def _ck_ordered(space: "KernelSpace") -> list[dict[str, Any]]:
     configs = ck_sorted(list(space.enumerate()), space.data, space.arch)
     _ORDERED[:] = [(space, configs)]
     return configs
+
+
+def known_full(space: "KernelSpace") -> list[dict[str, Any]] | None:
+    """The space's full set if a procedure listed it in this process (in CK's order), else None."""
+    return next((configs for known, configs in _ORDERED if known is space), None)

@@ -121,9 +121,13 @@ def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, n
 def procedure_configs(space: "KernelSpace", set_name: str) -> list[dict[str, object]]:
     """CK's full-tests or tiny of the space's arch, over `full` under the space's rules, sorted by name (cached with
     the data digest, the arch and the rules, like every result)."""
+    from .ckprocedures import known_full
+
     full = space.over("full")
-    by_name = {str(c["name"]): c for c in full.enumerate()}
-    return [by_name[n] for n in procedure_names(full, set_name)]
+    names = procedure_names(full, set_name)
+    listed_now = known_full(full)  # the procedure just listed full: not again (from the cache entry it wrote)
+    by_name = {str(c["name"]): c for c in (listed_now if listed_now is not None else full.enumerate())}
+    return [by_name[n] for n in names]
 
 
 def procedure_names(space: "KernelSpace", set_name: str) -> list[str]:

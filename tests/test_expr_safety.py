@@ -249,3 +249,24 @@ def test_rule_file_type_errors_name_the_file_and_rule(tmp_path: Path, old: str, 
     with pytest.raises(DataError) as caught:
         Space(arch="gfx950", constraints_dir=root, use_cache=False)
     assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_node_keeps_its_hash_and_never_carries_it_across_processes():
+    """Expression nodes cache their hash (trees are dict keys, looked up subtree by subtree); equal trees built apart
+    hash alike, and a copy or pickle drops the cached value (string hashes are salted per process)."""
+    import copy
+    import pickle
+
+    from ckspace.rules import expr as E
+
+    def tree():
+        return E.And((E.Cmp("<=", E.BinOp("*", E.Field("tile_m"), E.Const(2)), E.Ref(("arch", "lds_bytes"))),
+                      E.In(E.Field("pipeline"), E.Tup((E.Const("mem"), E.Const("compv3"))), False)))
+
+    a, b = tree(), tree()
+    assert a is not b and a == b and hash(a) == hash(b) == hash(a)
+    assert "_hash" in a.__dict__  # kept once computed
+    assert {a: 1}[b] == 1
+    for other in (copy.deepcopy(a), copy.copy(a), pickle.loads(pickle.dumps(a))):
+        assert "_hash" not in other.__dict__ and other == a and hash(other) == hash(a)
+    assert E.BinOp("+", E.Field("x"), E.Const(1)) != E.BinOp("+", E.Field("x"), E.Const(2))

@@ -142,7 +142,7 @@ def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: b
 
     for lineno, line in enumerate(bounded_lines(stream, "stdin"), 1):
         for name in names_in_line(line):
-            record = _explain_one(explainer, name, lineno, n, verbose, summary)
+            record = _explain_one(explainer, name, lineno, n, verbose, summary, whole=fmt == "json" or verbose)
             if record is None:
                 continue
             if fmt == "json":
@@ -178,12 +178,14 @@ def names_in_line(line: str) -> list[str]:
     return _NAME_TOKEN.findall(text)
 
 
-def _explain_one(explainer, name: str, lineno: int, n: int, verbose: bool, summary: "Summary") -> dict | None:
-    """One name of a batch: its JSON record (with the Explanation under "exp" for the text renderer)."""
+def _explain_one(explainer, name: str, lineno: int, n: int, verbose: bool, summary: "Summary",
+                 whole: bool = True) -> dict | None:
+    """One name of a batch: its JSON record (with the Explanation under "exp" for the text renderer). Without
+    `whole` (the text summary, which shows neither), no derived quantities and no JSON record."""
     from ..explain.result import SCHEMA_VERSION
 
     try:
-        exp = explainer.explain(name, neighbours=n, fixes=verbose)
+        exp = explainer.explain(name, neighbours=n, fixes=verbose, derive=whole)
     except KernelNameError as exc:
         summary.malformed += 1
         if summary.malformed <= MAX_MALFORMED_SHOWN:
@@ -192,6 +194,8 @@ def _explain_one(explainer, name: str, lineno: int, n: int, verbose: bool, summa
                 "error": {"message": str(exc), "part": exc.part, "expected": exc.expected,
                           "got": exc.got, "suggestion": exc.suggestion}}
     summary.add(exp)
+    if not whole:
+        return {"exp": exp}
     record = exp.to_json()
     record["exp"] = exp
     return record

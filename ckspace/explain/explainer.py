@@ -75,12 +75,13 @@ class Explainer:
         return self._models[arch]
 
     # -- the entry points ---------------------------------------------------------------------------------------
-    def explain(self, name: str, neighbours: int = 3, fixes: bool = True) -> Explanation:
-        """Explain one kernel name; KernelNameError (exit code 2) when it is malformed."""
-        return self.explain_config(parse(name, self.data), name, neighbours, fixes)
+    def explain(self, name: str, neighbours: int = 3, fixes: bool = True, derive: bool = True) -> Explanation:
+        """Explain one kernel name; KernelNameError (exit code 2) when it is malformed. `derive=False` leaves out
+        the derived quantities and their working (a batch summary shows none: they were a third of its time)."""
+        return self.explain_config(parse(name, self.data), name, neighbours, fixes, derive)
 
     def explain_config(self, config: Mapping[str, object], name: str | None = None, neighbours: int = 3,
-                       fixes: bool = True) -> Explanation:
+                       fixes: bool = True, derive: bool = True) -> Explanation:
         cfg = dict(config)
         if name is None:
             name = format_name(cfg)
@@ -97,7 +98,7 @@ class Explainer:
         reasons = [r for r in reasons if r.family not in others]
         exp = Explanation(
             name=name, arch=self.arch, families=tuple(f for f in self.data.families if f in self.families and f != "model"),
-            config=cfg, valid=valid, reasons=reasons, derived=derived(self.model, cfg),
+            config=cfg, valid=valid, reasons=reasons, derived=derived(self.model, cfg) if derive else [],
             sets={**catalogs, **self._sets(name, in_full)},
             family_info={fname: {"doc": fam.doc, "default": fam.default, "enabled": fname in self.families}
                          for fname, fam in self.data.families.items()},

@@ -37,16 +37,39 @@ MAX_NODES = 1000
 INT_LIMIT = 2**40
 
 
+def _cached_hash(cls):
+    """Keep a node's hash once computed. Trees are dict keys (memos, macro tables) and their subtrees are looked up
+    node by node, and the dataclass hash walks the whole subtree on every call: quadratic in the tree's size."""
+    plain = cls.__hash__
+
+    def __hash__(self) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = plain(self)
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:  # a hash is per process (string hashing is salted): never pickled or copied
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+    cls.__hash__ = __hash__
+    cls.__getstate__ = __getstate__
+    return cls
+
+
+@_cached_hash
 @dataclass(frozen=True)
 class Const:
     value: object
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Field:
     name: str
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Ref:
     """A reference into the data: `arch.lds_bytes`, `ck.tile` (a table)."""
@@ -54,17 +77,20 @@ class Ref:
     path: tuple[str, ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Index:
     base: "Node"
     index: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Tup:
     items: tuple["Node", ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class BinOp:
     op: str  # + - * // %
@@ -72,11 +98,13 @@ class BinOp:
     right: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Neg:
     operand: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Cmp:
     op: str  # == != < <= > >=
@@ -84,6 +112,7 @@ class Cmp:
     right: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class In:
     left: "Node"
@@ -91,21 +120,25 @@ class In:
     negate: bool
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class And:
     items: tuple["Node", ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Or:
     items: tuple["Node", ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Not:
     operand: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class IfElse:
     cond: "Node"
@@ -113,6 +146,7 @@ class IfElse:
     other: "Node"
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Call:
     fn: str  # min | max

@@ -630,10 +630,13 @@ def _not_toml(name: str) -> Any:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_CELLS = frozenset((int, bool, str))
 
 
 def _toml_like(value: Any) -> bool:
     if isinstance(value, list):
+        if set(map(type, value)) <= _PLAIN_CELLS:  # a row of a table: one pass over its strings
+            return not any(_SURROGATE.search(v) for v in value if type(v) is str)
         return all(_toml_like(v) for v in value)
     if isinstance(value, str):  # a lone surrogate (JSON reads "\\ud800") is no Unicode scalar: TOML refuses it
         return _SURROGATE.search(value) is None

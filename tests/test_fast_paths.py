@@ -108,7 +108,24 @@ def test_a_search_past_its_budget_is_declined_not_answered() -> None:
     big = max(_unique_bags(OPEN).values(), key=lambda b: len(b[1].fields))
     defs, fac = big
     with pytest.raises(pysearch.Unsupported):
-        pysearch.rows(defs, (*fac.constraints, *fac.implied), {}, None, budget=100)
+        pysearch.rows(defs, (*fac.constraints, *fac.implied), {}, None, budget=100, per_row=0)
+
+
+def test_the_open_spaces_largest_bags_are_listed_in_python_as_cp_sat_lists_them() -> None:
+    """A search that keeps finding rows runs past BUDGET (PER_ROW visits per row found): the open space's largest
+    bags (tens of thousands of rows, where CP-SAT takes seconds) are listed here; those of up to 10,000 rows are
+    compared with CP-SAT."""
+    listed_past_budget = 0
+    for defs, fac in _unique_bags(OPEN, "variant == 'forward' and ndim == 2 and dtype == 'bf16'").values():
+        constraints = (*fac.constraints, *fac.implied)
+        try:
+            rows = pysearch.rows(defs, constraints, {}, 10_000)  # larger ones take CP-SAT seconds to compare
+        except (pysearch.Unsupported, OverflowError):
+            continue
+        if len(rows) * pysearch.PER_ROW > pysearch.BUDGET:
+            assert rows == _cp_sat_rows(defs, fac), fac.fields
+            listed_past_budget += 1
+    assert listed_past_budget
 
 
 def test_a_catalog_run_never_imports_or_tools() -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..rules import expr as E
+from ..rules.closures import compile_node
 from . import implied
 from ..rules.data import FieldDef
 
@@ -212,8 +213,9 @@ def _values(term: E.Node, fields: Mapping[str, FieldDef], hidden: Mapping[str, F
     else:
         return None
     seen: set = set()
+    value_of = compile_node(term, resolve, exact=True)  # evaluate's semantics and errors, compiled once
     for combo in itertools.product(*domains):
-        v = E.evaluate(term, dict(zip(names, combo)), resolve)
+        v = value_of(dict(zip(names, combo)))
         if not isinstance(v, int) or isinstance(v, bool):
             return None
         seen.add(v)

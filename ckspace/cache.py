@@ -93,7 +93,7 @@ def store(kind: str, digest: str, value: Any) -> None:
     """Best effort: an unwritable cache dir (read-only, full disk) only means the next run is cold."""
     try:
         entry = _encode(kind, digest, value)
-    except ValueError:  # NaN or infinity: not JSON, so a reader would refuse it
+    except (ValueError, RecursionError):  # NaN or infinity: not JSON, so a reader would refuse it
         return
     if len(entry) > MAX_ENTRY_BYTES:
         return
@@ -123,7 +123,8 @@ def _header(kind: str, digest: str, payload: bytes) -> bytes:
 
 
 def _encode(kind: str, digest: str, value: Any) -> bytes:
-    payload = json.dumps(value, separators=(",", ":"), allow_nan=False).encode()  # ASCII: no newline inside
+    # ASCII, so no newline inside; no cycle check: payloads are trees built here (a cycle would be RecursionError)
+    payload = json.dumps(value, separators=(",", ":"), allow_nan=False, check_circular=False).encode()
     return _header(kind, digest, payload) + b"\n" + payload
 
 

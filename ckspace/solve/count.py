@@ -12,7 +12,9 @@ hold up to a million local solutions: too many for CP-SAT to list one by one. Co
 2. Variable elimination: for each field in turn (a greedy order that keeps the tables left behind small), the
    factors that read it are joined on their shared fields, counts multiplied, and the field is summed out: a
    message in the join tree's terms. Dense buckets use numpy.einsum on int64 (with an overflow bound checked
-   first), sparse ones dict joins with Python integers. What is left at the end is the count.
+   first), sparse ones a vectorized join (numpy) or, for rows that are not integers or counts that could overflow,
+   dict joins with Python integers. Tables stay numpy arrays from one numpy step to the next. What is left at the
+   end is the count. tests/test_count_elimination.py checks every path against brute force.
 
 Every constraint is checked by CP-SAT; Python only multiplies and adds counts of rows that agree on shared fields.
 Fields no constraint reads contribute their domain size.
@@ -21,8 +23,8 @@ Fields no constraint reads contribute their domain size.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import abstract, jointree
 from .bags import Bag, solve_bag
@@ -35,10 +37,37 @@ Table = dict[tuple, int]
 
 @dataclass
 class CountFactor:
-    """A table over `fields`: each row (raw solver values) with its multiplicity."""
+    """A table over `fields`: each row (raw solver values) with its multiplicity.
+
+    Held as a dict (`table`) or, for rows of integers, as numpy arrays (`rows`, one row per line, and `counts`),
+    whichever the step that made it had; the other form is made on demand, once. The numpy steps (dense
+    elimination, joins) pass arrays on to each other, so the large messages of the open space are never turned
+    into dicts and back."""
 
     fields: tuple[str, ...]
-    table: Table
+    table: Table | None = None
+    rows: Any = None  # int64 matrix, shape (n, len(fields))
+    counts: Any = None  # int64 vector, shape (n,)
+    _no_arrays: bool = field(default=False, repr=False)
+
+    def size(self) -> int:
+        return len(self.table) if self.table is not None else len(self.counts)
+
+    def as_table(self) -> Table:
+        if self.table is None:
+            self.table = dict(zip(map(tuple, self.rows.tolist()), self.counts.tolist()))
+        return self.table
+
+    def as_arrays(self, np) -> tuple[Any, Any] | None:
+        """(rows, counts) as int64 arrays; None for rows that are not all integers, no fields, or counts that could
+        overflow int64 arithmetic."""
+        if self.rows is None and not self._no_arrays:
+            got = _int_rows(np, self.fields, self.table or {})
+            if got is None:
+                self._no_arrays = True
+            else:
+                self.rows, self.counts = got
+        return None if self.rows is None else (self.rows, self.counts)
 
 
 def group_scopes(scopes: Sequence[frozenset[str]]) -> list[frozenset[str]]:
@@ -58,10 +87,10 @@ def _join(a: CountFactor, b: CountFactor) -> CountFactor:
     ib = [b.fields.index(f) for f in common]
     rest = [i for i, f in enumerate(b.fields) if f not in common]
     index: dict[tuple, list[tuple[tuple, int]]] = {}
-    for row, n in b.table.items():
+    for row, n in b.as_table().items():
         index.setdefault(tuple([row[i] for i in ib]), []).append((tuple([row[i] for i in rest]), n))
     out: Table = {}
-    for row, n in a.table.items():
+    for row, n in a.as_table().items():
         for tail, m in index.get(tuple([row[i] for i in ia]), ()):
             key = row + tail
             out[key] = out.get(key, 0) + n * m
@@ -72,14 +101,107 @@ def _sum_out(f: CountFactor, name: str) -> CountFactor:
     i = f.fields.index(name)
     keep = [j for j in range(len(f.fields)) if j != i]
     out: Table = {}
-    for row, n in f.table.items():
+    for row, n in f.as_table().items():
         key = tuple([row[j] for j in keep])
         out[key] = out.get(key, 0) + n
     return CountFactor(tuple(f.fields[j] for j in keep), out)
 
 
 def _join_sum(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
-    """Join of two tables with `name` summed out on the fly (the joined table is never stored)."""
+    """Join of two tables with `name` summed out on the fly (the joined table is never stored): with numpy when
+    every row is integers and the counts fit int64 (_join_sum_numeric), else row by row (_join_sum_rows)."""
+    out = _join_sum_numeric(a, b, name)
+    return _join_sum_rows(a, b, name) if out is NotImplemented else out
+
+
+PAIRS_LIMIT = 20_000_000  # matching row pairs numpy may hold at once (each a row of int64s)
+
+
+def _int_rows(np, fields: tuple[str, ...], table: Table):
+    """(rows as an int64 matrix, counts as int64) of a table of integer rows, else None."""
+    first = next(iter(table), None)
+    if first is None or not fields or any(type(v) is not int for v in first):
+        return None
+    if max(table.values()) >= 2**62:
+        return None
+    try:
+        rows = np.array(list(table), dtype=np.int64)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    if rows.shape != (len(table), len(fields)):
+        return None
+    return rows, np.fromiter(table.values(), dtype=np.int64, count=len(table))
+
+
+def _join_sum_numeric(a: CountFactor, b: CountFactor, name: str):
+    """_join_sum_rows's table, vectorized: rows grouped by their common fields, every matching pair expanded, the
+    kept fields' rows made unique with their products of counts added (int64, with an overflow bound checked
+    first). NotImplemented where it does not apply (non-integer rows, too many pairs, possible overflow)."""
+    import numpy as np
+
+    ra, rb = a.as_arrays(np), b.as_arrays(np)
+    if ra is None or rb is None:
+        return NotImplemented
+    (ma, ca), (mb, cb) = ra, rb
+    common = [f for f in a.fields if f in b.fields]
+    ia = [a.fields.index(f) for f in common]
+    ib = [b.fields.index(f) for f in common]
+    rest = [i for i, f in enumerate(b.fields) if f not in common]
+    fields = a.fields + tuple(b.fields[i] for i in rest)
+    keep = [j for j, f in enumerate(fields) if f != name]
+    if common:  # one group key per distinct value of the common fields, shared by both tables
+        ga, gb = _row_keys(np, [ma[:, ia], mb[:, ib]])
+    else:
+        ga, gb = np.zeros(len(ma), dtype=np.intp), np.zeros(len(mb), dtype=np.intp)
+    by_group = np.argsort(gb, kind="stable")
+    sorted_gb = gb[by_group]
+    start = np.searchsorted(sorted_gb, ga, "left")
+    lengths = np.searchsorted(sorted_gb, ga, "right") - start
+    pairs = int(lengths.sum())
+    kept_fields = tuple(fields[j] for j in keep)
+    if pairs == 0:
+        return CountFactor(kept_fields, {})
+    if pairs > PAIRS_LIMIT or int(ca.max()) * int(cb.max()) * pairs >= 2**62:
+        return NotImplemented
+    a_at = np.repeat(np.arange(len(ma)), lengths)
+    within = np.arange(pairs) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    b_at = by_group[np.repeat(start, lengths) + within]
+    joined = np.concatenate([ma[a_at], mb[b_at][:, rest]], axis=1)[:, keep]
+    counts = ca[a_at] * cb[b_at]
+    if not keep:
+        return CountFactor((), {(): int(counts.sum())})
+    (flat,) = _row_keys(np, [joined])
+    _, first, where = np.unique(flat, return_index=True, return_inverse=True)
+    sums = np.zeros(len(first), dtype=np.int64)
+    np.add.at(sums, where.reshape(-1), counts)
+    return CountFactor(kept_fields, rows=joined[first], counts=sums)
+
+
+def _row_keys(np, matrices: list) -> list:
+    """One int64 per row of each matrix (all with the same columns), equal exactly where the rows are equal: the
+    columns in mixed radix when their value ranges allow, else the rank of the row among all rows."""
+    stacked = np.concatenate(matrices) if len(matrices) > 1 else matrices[0]
+    low, high = stacked.min(axis=0), stacked.max(axis=0)
+    radix = [int(h) - int(lo) + 1 for lo, h in zip(low, high)]
+    space = 1
+    for r in radix:
+        space *= r
+    if space < 2**62:
+        flat = np.zeros(len(stacked), dtype=np.int64)
+        for j, r in enumerate(radix):
+            flat = flat * r + (stacked[:, j] - low[j])
+    else:
+        _, flat = np.unique(stacked, axis=0, return_inverse=True)
+        flat = flat.reshape(-1).astype(np.int64)
+    out, at = [], 0
+    for m in matrices:
+        out.append(flat[at:at + len(m)])
+        at += len(m)
+    return out
+
+
+def _join_sum_rows(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
+    """_join_sum row by row, with Python integers (any values, any counts)."""
     common = [f for f in a.fields if f in b.fields]
     ia = [a.fields.index(f) for f in common]
     ib = [b.fields.index(f) for f in common]
@@ -87,10 +209,10 @@ def _join_sum(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
     fields = a.fields + tuple(b.fields[i] for i in rest)
     keep = [j for j, f in enumerate(fields) if f != name]
     index: dict[tuple, list[tuple[tuple, int]]] = {}
-    for row, n in b.table.items():
+    for row, n in b.as_table().items():
         index.setdefault(tuple([row[i] for i in ib]), []).append((tuple([row[i] for i in rest]), n))
     out: Table = {}
-    for row, n in a.table.items():
+    for row, n in a.as_table().items():
         for tail, m in index.get(tuple([row[i] for i in ia]), ()):
             full = row + tail
             key = tuple([full[j] for j in keep])
@@ -115,11 +237,14 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
         fields += [x for x in f.fields if x not in fields]
     if len(fields) > 52:
         return None
+    arrays_of = [f.as_arrays(np) for f in bucket]
+    if all(a is not None for a in arrays_of):
+        return _dense_numeric(np, bucket, arrays_of, fields, name)
     values: dict[str, list] = {x: [] for x in fields}
     for f in bucket:
         for j, x in enumerate(f.fields):
             seen = set(values[x])
-            values[x] += [v for v in dict.fromkeys(r[j] for r in f.table) if v not in seen]
+            values[x] += [v for v in dict.fromkeys(r[j] for r in f.as_table()) if v not in seen]
     def cells(names: Iterable[str]) -> int:
         out = 1
         for x in names:
@@ -132,16 +257,17 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
         return None
     bound = len(values[name])
     for f in bucket:
-        bound *= max(f.table.values(), default=0)
+        bound *= max(f.as_table().values(), default=0)
     if bound >= 2**62:
         return None
     pos = {x: {v: i for i, v in enumerate(values[x])} for x in fields}
-    letters = {x: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, x in enumerate(fields)}
+    letters = _letters(fields)
     arrays, subscripts = [], []
     for f in bucket:
+        table = f.as_table()
         arr = np.zeros(tuple(len(values[x]) for x in f.fields), dtype=np.int64)
-        idx = tuple(np.array([pos[x][r[j]] for r in f.table], dtype=np.intp) for j, x in enumerate(f.fields))
-        arr[idx] = np.fromiter(f.table.values(), dtype=np.int64, count=len(f.table))
+        idx = tuple(np.array([pos[x][r[j]] for r in table], dtype=np.intp) for j, x in enumerate(f.fields))
+        arr[idx] = np.fromiter(table.values(), dtype=np.int64, count=len(table))
         arrays.append(arr)
         subscripts.append("".join(letters[x] for x in f.fields))
     kept = [x for x in fields if x != name]
@@ -156,6 +282,50 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
     return CountFactor(tuple(kept), dict(zip(keys, counts)))
 
 
+def _letters(fields: Sequence[str]) -> dict[str, str]:
+    return {x: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, x in enumerate(fields)}
+
+
+def _dense_numeric(np, bucket: Sequence[CountFactor], arrays_of: list, fields: list[str],
+                   name: str) -> CountFactor | None:
+    """_dense_eliminate for tables of integer rows held as arrays: value lists, positions and the message's rows
+    are worked out by numpy, and the message stays arrays."""
+    columns: dict[str, list] = {x: [] for x in fields}
+    for f, (rows, _) in zip(bucket, arrays_of):
+        for j, x in enumerate(f.fields):
+            columns[x].append(rows[:, j])
+    values = {x: np.unique(np.concatenate(cols)) for x, cols in columns.items()}
+
+    def cells(names: Iterable[str]) -> int:
+        out = 1
+        for x in names:
+            out *= max(len(values[x]), 1)
+        return out
+
+    if any(cells(f.fields) > DENSE_LIMIT for f in bucket) or cells(x for x in fields if x != name) > DENSE_LIMIT:
+        return None
+    bound = len(values[name])
+    for _, counts in arrays_of:
+        bound *= int(counts.max()) if len(counts) else 0
+    if bound >= 2**62:
+        return None
+    letters = _letters(fields)
+    arrays, subscripts = [], []
+    for f, (rows, counts) in zip(bucket, arrays_of):
+        arr = np.zeros(tuple(len(values[x]) for x in f.fields), dtype=np.int64)
+        arr[tuple(np.searchsorted(values[x], rows[:, j]) for j, x in enumerate(f.fields))] = counts
+        arrays.append(arr)
+        subscripts.append("".join(letters[x] for x in f.fields))
+    kept = [x for x in fields if x != name]
+    result = np.einsum(",".join(subscripts) + "->" + "".join(letters[x] for x in kept), *arrays, optimize=True)
+    if not kept:
+        value = int(result)
+        return CountFactor((), {(): value} if value else {})
+    nz = np.nonzero(result)
+    rows = np.stack([values[x][axis] for x, axis in zip(kept, nz)], axis=1)
+    return CountFactor(tuple(kept), rows=rows, counts=result[nz])
+
+
 def eliminate(factors: list[CountFactor], order: Sequence[str], timings: dict[str, float] | None = None) -> int:
     """Sum out every field in `order` from the product of `factors`; the remaining constant is the count."""
     t0 = time.process_time()
@@ -166,24 +336,24 @@ def eliminate(factors: list[CountFactor], order: Sequence[str], timings: dict[st
         if not bucket:
             continue
         pool = [f for f in pool if name not in f.fields]
-        bucket.sort(key=lambda f: len(f.table))
-        if any(not f.table for f in bucket):
+        bucket.sort(key=lambda f: f.size())
+        if any(not f.size() for f in bucket):
             total = 0
             break
-        msg = _dense_eliminate(bucket, name) if len(bucket) > 1 or len(bucket[0].table) > 1000 else None
+        msg = _dense_eliminate(bucket, name) if len(bucket) > 1 or bucket[0].size() > 1000 else None
         if msg is None:
             acc = bucket[0]
             for other in bucket[1:-1]:
                 acc = _join(acc, other)
             msg = _join_sum(acc, bucket[-1], name) if len(bucket) > 1 else _sum_out(acc, name)
-        if not msg.table:
+        if not msg.size():
             total = 0
             break
         pool.append(msg)
     else:
         for f in pool:
             assert not f.fields, f.fields
-            total *= f.table.get((), 0)
+            total *= f.as_table().get((), 0)
     if timings is not None:
         timings["combine"] = timings.get("combine", 0.0) + time.process_time() - t0
     return total

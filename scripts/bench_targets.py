@@ -134,7 +134,7 @@ def main() -> int:
             load = " ".join(f"{x:.2f}" for x in os.getloadavg())
             print(f"{label:<40} {kind:<5} {med:7.3f} {target:7.2f} {med / floor:8.1f} {target / floor:15.1f}  {load}"
                   f"  {mark}")
-            if argv[0] == "enumerate" and kind == "cold":  # where the time of such a run goes (--timings)
+            if argv[0] in ("enumerate", "explain") and kind == "cold":  # where the time of such a run goes (--timings)
                 print(f"{'':<40} {_split([*py, '-m', 'ckspace', *argv], str(tmp / 'split'), stdin)}")
         if not args.only or "output" in args.only:
             out = statistics.median(_output_phase(args.runs))

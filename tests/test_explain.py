@@ -675,3 +675,18 @@ def test_a_token_near_a_real_value_is_a_typo_not_a_cascade(typo: str, part: str,
     # a word near no value (fp64) is explained by the model as outside the field's domain
     code, out, _ = cli("explain", VALID.replace("_fp16_", "_fp64_"))
     assert code == 1 and "model" in out
+
+
+def test_explain_timings_split_the_run_and_leave_the_answer_alone(tmp_path):
+    """--timings (issue 15: a profile of each run) prints one stderr line with the phases; stdout is unchanged."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "CKSPACE_CACHE_DIR": str(tmp_path / "cache")}
+    name = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
+    runs = [subprocess.run([sys.executable, "-m", "ckspace", "explain", name, "--arch", "gfx950", *extra],
+                           capture_output=True, text=True, env=env) for extra in ([], ["--timings"])]
+    assert [r.returncode for r in runs] == [1, 1] and runs[0].stdout == runs[1].stdout
+    line = runs[1].stderr.strip()
+    assert line.startswith("timings: model ") and "rules " in line and "neighbours " in line and "total " in line
+    assert "\n" not in line and runs[0].stderr == ""

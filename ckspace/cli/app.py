@@ -168,6 +168,7 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
     if args.command == "explain":
         from .explain import cmd_explain
 
+        args.started = started  # the process's start, for --timings' total
         return cmd_explain(args)
     if args.command in ("coverage", "sample"):
         from .sets import run

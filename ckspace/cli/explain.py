@@ -13,6 +13,7 @@ import functools
 import json
 import re
 import sys
+import time
 from typing import IO, TYPE_CHECKING, Iterable
 
 from ..errors import KernelNameError, UsageError
@@ -49,6 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="select the tests and tiny sets if they are not cached yet, to say whether the kernel is in "
                          "them (seconds, once; `ckspace enumerate --set tests` caches them too)")
     ex.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
+    ex.add_argument("--timings", action="store_true",
+                    help="print where the time went (model, rules, catalogs, sets, neighbours, output) to stderr")
     from .options import add_ck_api_options, add_ck_config_option
 
     add_ck_api_options(ex)
@@ -72,16 +75,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
         n = DEFAULT_NEIGHBOURS if (not batch or args.verbose) else 0
     if not 0 <= n <= MAX_NEIGHBOURS:
         raise UsageError(f"--neighbours must be between 0 and {MAX_NEIGHBOURS}, not {n}")
+    started = time.perf_counter()
     explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets,
                           catalog=_catalog(args))
+    built = time.perf_counter()
     if batch:
-        return _batch(explainer, sys.stdin, args.format, n, args.verbose)
-    exp = explainer.explain(args.name, neighbours=n)
-    if args.format == "json":
-        print(json.dumps(exp.to_json(), indent=1))
+        status = _batch(explainer, sys.stdin, args.format, n, args.verbose)
     else:
-        render(_console(), exp)
-    return 0 if exp.valid else 1
+        exp = explainer.explain(args.name, neighbours=n)
+        if args.format == "json":
+            print(json.dumps(exp.to_json(), indent=1))
+        else:
+            render(_console(), exp)
+        status = 0 if exp.valid else 1
+    if args.timings:
+        _print_timings(explainer.timings, built - started, time.perf_counter() - built, getattr(args, "started", None))
+    return status
+
+
+def _print_timings(phases: dict[str, float], model: float, after: float, process_start: float | None) -> None:
+    """One stderr line: the model's set-up, each phase of the explanations, the rest (parsing, output), total."""
+    parts = [f"model {model:.3f}s"] + [f"{k} {v:.3f}s" for k, v in phases.items()]
+    parts.append(f"output and the rest {max(after - sum(phases.values()), 0.0):.3f}s")
+    total = f", total {time.perf_counter() - process_start:.3f}s" if process_start is not None else ""
+    print("timings: " + ", ".join(parts) + total, file=sys.stderr)
 
 
 def _catalog(args: argparse.Namespace):

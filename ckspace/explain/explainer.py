@@ -10,9 +10,11 @@ satisfies it), so a valid kernel is explained without importing OR-Tools.
 from __future__ import annotations
 
 import difflib
+import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
@@ -65,6 +67,15 @@ class Explainer:
         self._listed: dict[str, frozenset[tuple]] = {}
         self._full_space = None
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
+        self.timings: dict[str, float] = {}  # seconds per phase of every explanation so far (explain --timings)
+
+    @contextmanager
+    def _timed(self, phase: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
 
     def _model(self, arch: str) -> Model:
         if arch not in self._models:
@@ -85,21 +96,26 @@ class Explainer:
         cfg = dict(config)
         if name is None:
             name = format_name(cfg)
-        reasons = domain_verdicts(self.model, cfg) + rule_verdicts(self.model, cfg)
-        unlisted = self._not_listed(cfg)
-        if unlisted is not None:
-            reasons.append(unlisted)
-        valid = not any(r.enabled for r in reasons)
-        in_full = not any(r.family in self.default_families for r in reasons)
-        catalogs = self._catalogs(cfg, reasons)
-        open_ok = self._open_ok(reasons)
+        with self._timed("rules"):
+            reasons = domain_verdicts(self.model, cfg) + rule_verdicts(self.model, cfg)
+        with self._timed("catalogs"):
+            unlisted = self._not_listed(cfg)
+            if unlisted is not None:
+                reasons.append(unlisted)
+            valid = not any(r.enabled for r in reasons)
+            in_full = not any(r.family in self.default_families for r in reasons)
+            catalogs = self._catalogs(cfg, reasons)
+            open_ok = self._open_ok(reasons)
         # Other catalogs' rules say only whether the kernel is in them (the sets line), not why it is rejected here.
         others = curation_families(self.data) - set(self.families)
         reasons = [r for r in reasons if r.family not in others]
+        with self._timed("derived"):
+            worked = derived(self.model, cfg) if derive else []
+        with self._timed("sets"):
+            sets = {**catalogs, **self._sets(name, in_full)}
         exp = Explanation(
             name=name, arch=self.arch, families=tuple(f for f in self.data.families if f in self.families and f != "model"),
-            config=cfg, valid=valid, reasons=reasons, derived=derived(self.model, cfg) if derive else [],
-            sets={**catalogs, **self._sets(name, in_full)},
+            config=cfg, valid=valid, reasons=reasons, derived=worked, sets=sets,
             family_info={fname: {"doc": fam.doc, "default": fam.default, "enabled": fname in self.families}
                          for fname, fam in self.data.families.items()},
             arch_facts={k: self.data.archs[self.arch].get(k) for k in ("warp_size", "lds_bytes")},
@@ -107,32 +123,41 @@ class Explainer:
         if unlisted is not None:  # a list names kernels whatever the arch: no other arch makes it listed
             exp.family_info[unlisted.family] = {"doc": unlisted.rationale, "default": False, "enabled": True}
         elif not valid:
-            others = [a for a in sorted(self.data.archs) if a != self.arch]
-            exp.valid_on = [a for a in others if self._valid_on(a, cfg)]
-            if not exp.valid_on and any(r.enabled and r.family == HARDWARE_FAMILY for r in reasons):
-                exp.hardware_ok_on = [a for a in others if self._valid_on(a, cfg, {HARDWARE_FAMILY})]
-        exp.notes = self._notes(exp)
+            with self._timed("other archs"):
+                others = [a for a in sorted(self.data.archs) if a != self.arch]
+                exp.valid_on = [a for a in others if self._valid_on(a, cfg)]
+                if not exp.valid_on and any(r.enabled and r.family == HARDWARE_FAMILY for r in reasons):
+                    exp.hardware_ok_on = [a for a in others if self._valid_on(a, cfg, {HARDWARE_FAMILY})]
+        with self._timed("notes"):
+            exp.notes = self._notes(exp)
         if open_ok and not any(catalogs.values()):
             names = ", ".join(catalogs)
             exp.notes.append(Note("in-no-catalog", (
                 f"the open space accepts it (it breaks no fact of {self.arch}), but it is in no catalog ({names})"
                 + ("; the nearest catalog kernels follow" if neighbours > 0 else ""))))
             if neighbours > 0:
-                exp.catalog_neighbours = self.nearest_in_catalogs(cfg, neighbours)
+                with self._timed("neighbours"):
+                    exp.catalog_neighbours = self.nearest_in_catalogs(cfg, neighbours)
         if not valid and fixes:
-            exp.reasons = [self._with_fix(r, cfg) for r in exp.reasons]
+            with self._timed("fixes"):
+                exp.reasons = [self._with_fix(r, cfg) for r in exp.reasons]
         if not valid and neighbours > 0:
-            cat = self.data.catalogs.get(self.catalog) if self.catalog else None
-            if cat is not None and cat.listed:  # the nearest kernels its list names, not the facts' whole space
-                exp.neighbours = [nb for _, nb in self._nearest_listed(cat, cfg, neighbours)]
-                exp.search = {"requested": neighbours, "found": len(exp.neighbours), "arch": self.arch,
-                              "scope": "listed", "strata": [], "text": f"the kernels {cat.name} lists, same variant, "
-                                                                      "ndim and dtype"}
-            else:
-                found, search = self.searcher().nearest(cfg, neighbours)
-                exp.neighbours = found
-                exp.search = search
+            with self._timed("neighbours"):
+                self._neighbours(exp, cfg, neighbours)
         return exp
+
+    def _neighbours(self, exp: Explanation, cfg: dict, neighbours: int) -> None:
+        """The nearest valid kernels of a rejected one: of a listed catalog's list, else of the facts' space."""
+        cat = self.data.catalogs.get(self.catalog) if self.catalog else None
+        if cat is not None and cat.listed:  # the nearest kernels its list names, not the facts' whole space
+            exp.neighbours = [nb for _, nb in self._nearest_listed(cat, cfg, neighbours)]
+            exp.search = {"requested": neighbours, "found": len(exp.neighbours), "arch": self.arch,
+                          "scope": "listed", "strata": [], "text": f"the kernels {cat.name} lists, same variant, "
+                                                                  "ndim and dtype"}
+        else:
+            found, search = self.searcher().nearest(cfg, neighbours)
+            exp.neighbours = found
+            exp.search = search
 
     def searcher(self) -> NeighbourSearch:
         if self._search is None:

@@ -72,8 +72,8 @@ def _split(argv: list[str], cache: str, stdin: bytes | None) -> str:
     """The --timings line of one more cold run of the command."""
     shutil.rmtree(cache, ignore_errors=True)
     proc = subprocess.run([*argv, "--timings"], env=_env(cache), input=stdin, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("timings:")]
+                          stderr=subprocess.PIPE)  # stdin is bytes (explain -'s names)
+    lines = [line for line in proc.stderr.decode(errors="replace").splitlines() if line.startswith("timings:")]
     return lines[-1] if lines else "(no --timings line)"
 
 

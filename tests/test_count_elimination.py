@@ -3,7 +3,8 @@
 The count of a product of factors is the sum, over every assignment of the fields, of the product of each factor's
 count for its part of the assignment (0 where its table has no such row). That sum is computed here by listing the
 assignments, and eliminate() must give it exactly, whichever of its paths a bucket takes: dense numpy arrays, the
-vectorized join, or Python dicts (forced below by tiny DENSE_LIMIT / PAIRS_LIMIT, and by counts past int64).
+vectorized join, or Python dicts (forced below by tiny DENSE_LIMIT / PAIRS_LIMIT, by counts past int64 and by
+values that are not integers).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ FIELDS = "abcde"
 @st.composite
 def factor_sets(draw):
     names = FIELDS[:draw(st.integers(1, 5))]
-    low = draw(st.sampled_from([0, -3, 10**15]))  # negative and large raw values (hidden terms)
-    values = [low + v for v in range(draw(st.integers(1, 4)))]
+    low = draw(st.sampled_from([0, -3, 10**15, None]))  # negative and large raw values (hidden terms); strings
+    values = [low + v if low is not None else f"v{v}" for v in range(draw(st.integers(1, 4)))]
     big = draw(st.booleans())
     factors = []
     for _ in range(draw(st.integers(1, 4))):

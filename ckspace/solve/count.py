@@ -225,10 +225,11 @@ DENSE_LIMIT = 30_000_000
 
 
 def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | None:
-    """Sum out `name` from the product of the bucket's tables with numpy.einsum over dense arrays.
+    """Sum out `name` from the product of the bucket's tables with numpy.einsum over dense arrays, the tables' rows
+    and the message's held as int64 arrays (CountFactor.as_arrays).
 
-    Returns None when the arrays would be too large or int64 could overflow (the caller then joins dicts).
-    Exact: integer arithmetic only, with an overflow bound checked beforehand.
+    Returns None when the arrays would be too large, int64 could overflow or a table's rows are not integers (the
+    caller then joins dicts). Exact: integer arithmetic only, with an overflow bound checked beforehand.
     """
     import numpy as np
 
@@ -238,58 +239,8 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
     if len(fields) > 52:
         return None
     arrays_of = [f.as_arrays(np) for f in bucket]
-    if all(a is not None for a in arrays_of):
-        return _dense_numeric(np, bucket, arrays_of, fields, name)
-    values: dict[str, list] = {x: [] for x in fields}
-    for f in bucket:
-        for j, x in enumerate(f.fields):
-            seen = set(values[x])
-            values[x] += [v for v in dict.fromkeys(r[j] for r in f.as_table()) if v not in seen]
-    def cells(names: Iterable[str]) -> int:
-        out = 1
-        for x in names:
-            out *= max(len(values[x]), 1)
-        return out
-
-    # einsum contracts pairwise; what must fit are the inputs and the output (and, bounding the pairwise
-    # intermediates, the product over all fields but the summed one).
-    if any(cells(f.fields) > DENSE_LIMIT for f in bucket) or cells(x for x in fields if x != name) > DENSE_LIMIT:
+    if any(a is None for a in arrays_of):
         return None
-    bound = len(values[name])
-    for f in bucket:
-        bound *= max(f.as_table().values(), default=0)
-    if bound >= 2**62:
-        return None
-    pos = {x: {v: i for i, v in enumerate(values[x])} for x in fields}
-    letters = _letters(fields)
-    arrays, subscripts = [], []
-    for f in bucket:
-        table = f.as_table()
-        arr = np.zeros(tuple(len(values[x]) for x in f.fields), dtype=np.int64)
-        idx = tuple(np.array([pos[x][r[j]] for r in table], dtype=np.intp) for j, x in enumerate(f.fields))
-        arr[idx] = np.fromiter(table.values(), dtype=np.int64, count=len(table))
-        arrays.append(arr)
-        subscripts.append("".join(letters[x] for x in f.fields))
-    kept = [x for x in fields if x != name]
-    spec = ",".join(subscripts) + "->" + "".join(letters[x] for x in kept)
-    result = np.einsum(spec, *arrays, optimize=True)
-    if not kept:
-        value = int(result)
-        return CountFactor((), {(): value} if value else {})
-    nz = np.nonzero(result)
-    counts = result[nz].tolist()
-    keys = zip(*[[values[x][i] for i in axis.tolist()] for x, axis in zip(kept, nz)])
-    return CountFactor(tuple(kept), dict(zip(keys, counts)))
-
-
-def _letters(fields: Sequence[str]) -> dict[str, str]:
-    return {x: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, x in enumerate(fields)}
-
-
-def _dense_numeric(np, bucket: Sequence[CountFactor], arrays_of: list, fields: list[str],
-                   name: str) -> CountFactor | None:
-    """_dense_eliminate for tables of integer rows held as arrays: value lists, positions and the message's rows
-    are worked out by numpy, and the message stays arrays."""
     columns: dict[str, list] = {x: [] for x in fields}
     for f, (rows, _) in zip(bucket, arrays_of):
         for j, x in enumerate(f.fields):
@@ -302,6 +253,8 @@ def _dense_numeric(np, bucket: Sequence[CountFactor], arrays_of: list, fields: l
             out *= max(len(values[x]), 1)
         return out
 
+    # einsum contracts pairwise; what must fit are the inputs and the output (and, bounding the pairwise
+    # intermediates, the product over all fields but the summed one).
     if any(cells(f.fields) > DENSE_LIMIT for f in bucket) or cells(x for x in fields if x != name) > DENSE_LIMIT:
         return None
     bound = len(values[name])
@@ -309,7 +262,7 @@ def _dense_numeric(np, bucket: Sequence[CountFactor], arrays_of: list, fields: l
         bound *= int(counts.max()) if len(counts) else 0
     if bound >= 2**62:
         return None
-    letters = _letters(fields)
+    letters = {x: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, x in enumerate(fields)}
     arrays, subscripts = [], []
     for f, (rows, counts) in zip(bucket, arrays_of):
         arr = np.zeros(tuple(len(values[x]) for x in f.fields), dtype=np.int64)

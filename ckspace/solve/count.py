@@ -82,10 +82,7 @@ def group_scopes(scopes: Sequence[frozenset[str]]) -> list[frozenset[str]]:
 
 def _join(a: CountFactor, b: CountFactor) -> CountFactor:
     """Natural join of two count tables, multiplying counts."""
-    common = [f for f in a.fields if f in b.fields]
-    ia = [a.fields.index(f) for f in common]
-    ib = [b.fields.index(f) for f in common]
-    rest = [i for i, f in enumerate(b.fields) if f not in common]
+    ia, ib, rest, fields, _ = _layout(a, b, None)
     index: dict[tuple, list[tuple[tuple, int]]] = {}
     for row, n in b.as_table().items():
         index.setdefault(tuple([row[i] for i in ib]), []).append((tuple([row[i] for i in rest]), n))
@@ -94,7 +91,7 @@ def _join(a: CountFactor, b: CountFactor) -> CountFactor:
         for tail, m in index.get(tuple([row[i] for i in ia]), ()):
             key = row + tail
             out[key] = out.get(key, 0) + n * m
-    return CountFactor(a.fields + tuple(b.fields[i] for i in rest), out)
+    return CountFactor(fields, out)
 
 
 def _sum_out(f: CountFactor, name: str) -> CountFactor:
@@ -105,6 +102,18 @@ def _sum_out(f: CountFactor, name: str) -> CountFactor:
         key = tuple([row[j] for j in keep])
         out[key] = out.get(key, 0) + n
     return CountFactor(tuple(f.fields[j] for j in keep), out)
+
+
+def _layout(a: CountFactor, b: CountFactor, name: str | None) -> tuple[list[int], list[int], list[int], tuple[str, ...],
+                                                                  list[int]]:
+    """How a join of a and b with `name` summed out lines up: the positions of their common fields in a and in b,
+    b's other positions, the joined row's fields (a's, then b's others) and the positions kept (all but `name`;
+    all with None)."""
+    common = [f for f in a.fields if f in b.fields]
+    rest = [i for i, f in enumerate(b.fields) if f not in common]
+    fields = a.fields + tuple(b.fields[i] for i in rest)
+    return ([a.fields.index(f) for f in common], [b.fields.index(f) for f in common], rest, fields,
+            [j for j, f in enumerate(fields) if f != name])
 
 
 def _join_sum(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
@@ -143,13 +152,8 @@ def _join_sum_numeric(a: CountFactor, b: CountFactor, name: str):
     if ra is None or rb is None:
         return NotImplemented
     (ma, ca), (mb, cb) = ra, rb
-    common = [f for f in a.fields if f in b.fields]
-    ia = [a.fields.index(f) for f in common]
-    ib = [b.fields.index(f) for f in common]
-    rest = [i for i, f in enumerate(b.fields) if f not in common]
-    fields = a.fields + tuple(b.fields[i] for i in rest)
-    keep = [j for j, f in enumerate(fields) if f != name]
-    if common:  # one group key per distinct value of the common fields, shared by both tables
+    ia, ib, rest, fields, keep = _layout(a, b, name)
+    if ia:  # one group key per distinct value of the common fields, shared by both tables
         ga, gb = _row_keys(np, [ma[:, ia], mb[:, ib]])
     else:
         ga, gb = np.zeros(len(ma), dtype=np.intp), np.zeros(len(mb), dtype=np.intp)
@@ -202,12 +206,7 @@ def _row_keys(np, matrices: list) -> list:
 
 def _join_sum_rows(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
     """_join_sum row by row, with Python integers (any values, any counts)."""
-    common = [f for f in a.fields if f in b.fields]
-    ia = [a.fields.index(f) for f in common]
-    ib = [b.fields.index(f) for f in common]
-    rest = [i for i, f in enumerate(b.fields) if f not in common]
-    fields = a.fields + tuple(b.fields[i] for i in rest)
-    keep = [j for j, f in enumerate(fields) if f != name]
+    ia, ib, rest, fields, keep = _layout(a, b, name)
     index: dict[tuple, list[tuple[tuple, int]]] = {}
     for row, n in b.as_table().items():
         index.setdefault(tuple([row[i] for i in ib]), []).append((tuple([row[i] for i in rest]), n))

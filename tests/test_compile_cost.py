@@ -167,7 +167,8 @@ def test_cost_balancing_halves_the_dearest_unit_of_a_full_set(raw):
     ("unit = 6\n[kernel.base]\ngfx950 = 1\ndefault = 1\n", "measured"),
     ("measured = 'x'\nunit = 6\n[kernel.base]\ngfx950 = 1\n", "give a 'default' base"),
     ("measured = 'x'\nunit = -1\n[kernel.base]\ndefault = 1\n", "unit: expected a number"),
-    ("measured = 'x'\nunit = 6\n[kernel.base]\ndefault = 1\n[kernel.value.pipelin]\nmem = 1\n", "unknown field 'pipelin'"),
+    ("measured = 'x'\nunit = 6\n[kernel.base]\ndefault = 1\n[kernel.value.pipelin]\nmem = 1\n",
+     "unknown field 'pipelin'"),
     ("measured = 'x'\nunit = 6\n[kernel.base]\ndefault = 1\n[kernel.value.pipeline]\nmemm = 1\n",
      "pipeline has no value 'memm'"),
     ("measured = 'x'\nunit = 6\n[kernel.base]\ndefault = 1\n[[kernel.product]]\nfields = ['pipeline']\nper = 1\n"

@@ -60,10 +60,6 @@ class CostModel:
                 seconds += each * product / per
         return seconds
 
-    def units(self, costs_by_unit: list[list[float]]) -> list[float]:
-        """The expected seconds of each unit, given the expected seconds of its kernels."""
-        return [self.unit + sum(costs) for costs in costs_by_unit]
-
 
 def read(path: Path, fields: Mapping[str, FieldDef]) -> CostModel:
     """A cost file, checked against COST_SCHEMA and against the fields (names and values) of the model."""

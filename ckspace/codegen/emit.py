@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from ..errors import CkspaceError, DataError, UsageError
 from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
 from .manifest import Writer, digest, ensure_dir, locked, sweep_temporaries
-from .units import VARIANT_ORDER  # the order of the kernels in the files and the compile units
+from .units import VARIANT_ORDER, emit_order  # the order of the kernels in the files and the compile units
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
@@ -214,8 +214,7 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
     env = template_env(rev)
     writer = Writer(Path(out_dir))
     bpc = _block_per_cu_fn(space)
-    kernels = sorted((kernel_context(c, arch, bpc) for c in configs),
-                     key=lambda k: (VARIANT_ORDER[k["variant"]], k["name"]))
+    kernels = emit_order([kernel_context(c, arch, bpc) for c in configs])
     names = [k["name"] for k in kernels]
     if len(set(names)) != len(names):
         raise CkspaceError("internal error: the selection holds a kernel twice")

@@ -2,11 +2,11 @@
 
 The number of units: enough for units of at most DEFAULT_CHUNK_SIZE kernels (memory grows with them) and at most
 the expected cost of as many average kernels of the selection, but at least MIN_UNITS (when there are as many
-kernels), so that `build -j N` has work for up to MIN_UNITS jobs. Where the cuts go: the selection stays in
-order emit writes it in (neighbouring kernels share template instantiations) and is cut into consecutive runs whose largest expected
-compile cost (templates/compile-cost.toml) is as small as it can be. Kernel costs differ by a factor of three or
-more (a mem-pipeline bwd_weight kernel with a 256x256 tile against a small compv1 forward one), so units of equal
-counts would leave one job compiling long after the others are done.
+kernels), so that `build -j N` has work for up to MIN_UNITS jobs. Where the cuts go: the selection stays in the
+order emit writes it in (neighbouring kernels share template instantiations) and is cut into consecutive runs whose
+largest expected compile cost (templates/compile-cost.toml) is as small as it can be. Kernel costs differ by a
+factor of three or more (a mem-pipeline bwd_weight kernel with a 256x256 tile against a small compv1 forward one),
+so units of equal counts would leave one job compiling long after the others are done.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def cut(costs: Sequence[float], count: int, cap: int) -> list[tuple[int, int]]:
 
 
 def _next_end(prefix: list[float], start: int, limit: float, cap: int) -> int:
-    end = bisect_right(prefix, prefix[start] + limit * (1 + 1e-12), start + 1, min(start + cap, len(prefix) - 1) + 1) - 1
+    last = min(start + cap, len(prefix) - 1)  # a run ends at most `cap` kernels on, and at the selection's end
+    end = bisect_right(prefix, prefix[start] + limit * (1 + 1e-12), start + 1, last + 1) - 1
     return max(end, start + 1)  # a run holds at least one kernel, whatever it costs
 
 

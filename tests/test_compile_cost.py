@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -200,4 +201,7 @@ def test_the_fit_script_agrees_with_the_shipped_file():
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "fit_compile_cost.py")], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr
-    assert "484 units: R^2 0.80" in r.stdout
+    with open(MEASURED, newline="") as fh:
+        units_measured = sum(1 for _ in csv.DictReader(fh))
+    head = re.match(r"(\d+) units: R\^2 ([0-9.]+), 5-fold cross-validated R\^2 ([0-9.]+)", r.stdout)
+    assert head and int(head[1]) == units_measured and float(head[3]) >= 0.75, r.stdout[:200]

@@ -27,10 +27,27 @@ VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2
 BATCH = "\n".join([VALID, REJECTED, "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshufle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8",
                    "grouped_conv_bwd_data_fp32_nhwgc_2d_mem_cshuffle_intrawave_64x64x32_2x2x1_16x16x8_vec1_1_1"]) + "\n"
 
+EXPLAINED = [  # (arch, name): in ck-tiny, ck-full-tests, ck-profiler, fp32 and depthwise ones, and other archs
+    ("gfx950", "grouped_conv_bwd_weight_bf16_nhwgc_2d_basic_async_v1_cshuffle_intrawave_16x16x32_1x1x1_16x16x16_vec1_1_1"
+               "_streamk_tree"),
+    ("gfx950", "grouped_conv_fwd_bf16_nhwgc_2d_compv1_cshuffle_interwave_128x32x32_2x1x1_32x32x16_vec1_1_8_gm8"),
+    ("gfx950", "grouped_conv_bwd_data_bf16_ndhwgc_3d_compv1_cshuffle_intrawave_128x128x32_1x2x1_32x32x8_vec8_8_8"),
+    ("gfx950", "grouped_conv_bwd_data_fp32_nhwgc_3d_compv1_cshuffle_intrawave_128x32x32_2x1x1_32x32x8_vec8_1_1"
+               "_filter1x1_stride1_pad0"),
+    ("gfx950", "grouped_conv_fwd_depthwise_fp32_ngchw_2d_32x32_f3_s2x2_p1x1_nb2_sub4x4_vec8_8"),
+    ("gfx1201", "grouped_conv_fwd_depthwise_bf16_ngchw_2d_16x16_f3_s1x1_p1x1_nb1_sub2x2_vec2_2"),
+    ("gfx90a", "grouped_conv_bwd_weight_bf16_nhwgc_2d_basic_async_v1_cshuffle_intrawave_128x32x32_4x1x1_16x16x16_vec8_2_2"
+               "_filter1x1_stride1_pad0_streamk_tree_persistent"),
+]
+
 
 def commands() -> list[tuple[str, list[str], str | None]]:
     """(label, argv after `ckspace`, stdin) for every command compared."""
-    out: list[tuple[str, list[str], str | None]] = []
+    # First, on the empty cache: explain of one name, per dtype and arch (CK's procedures are computed per dtype).
+    out: list[tuple[str, list[str], str | None]] = [
+        (f"explain one {i}", ["explain", name, "--arch", arch], None) for i, (arch, name) in enumerate(EXPLAINED)]
+    out.append(("explain many", ["explain", "-", "--arch", "gfx950"],
+                "\n".join(n for a, n in EXPLAINED if a == "gfx950") + "\n"))
     for arch in ("gfx942", "gfx950"):
         for fmt in ("names", "json", "jsonl", "csv", "table"):
             out.append((f"enumerate {arch} {fmt}", ["enumerate", "--arch", arch, "--format", fmt], None))
@@ -76,6 +93,7 @@ def commands() -> list[tuple[str, list[str], str | None]]:
         ("gfx90a count", ["enumerate", "--arch", "gfx90a", "--count"], None),
         ("gfx1201 count", ["enumerate", "--arch", "gfx1201", "--count"], None),
         ("bad arch", ["enumerate", "--arch", "gfx999"], None),
+
         ("bad where", ["enumerate", "--arch", "gfx950", "--where", "tile_q > 1"], None),
         ("bad name", ["explain", "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x12x_2x2x1_32x32x16_vec8_8_8"], None),
     ]

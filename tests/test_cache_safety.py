@@ -554,3 +554,43 @@ def test_the_reader_accepts_every_result_the_writer_stores() -> None:
     rows = full_set("gfx942")
     assert _is_packed(json.loads(dumps(_pack(rows))), columns)
     assert _is_packed(json.loads(dumps(_pack([]))), columns)
+
+
+def test_the_data_is_loaded_once_until_a_file_changes(tmp_path: Path) -> None:
+    """rules.data.load serves the DataSet it loaded while the files' bytes are the same, and reads an edited file
+    again at once (same size, same second: the digest of the bytes decides, not a timestamp)."""
+    from ckspace.rules.data import default_constraints_dir, load
+
+    root = tmp_path / "constraints"
+    shutil.copytree(default_constraints_dir(), root)
+    first = load(root)
+    assert load(root) is first
+    families = root / "families.toml"
+    text = families.read_text()
+    edited = text.replace('doc = "hardware facts of the arch', 'doc = "HARDWARE facts of the arch', 1)
+    assert edited != text and len(edited) == len(text)
+    families.write_text(edited)
+    second = load(root)
+    assert second is not first and second.families["arch"].doc.startswith("HARDWARE facts")
+    assert second.digest != first.digest
+    families.write_text(text)
+    assert load(root).families["arch"].doc.startswith("hardware facts")
+
+
+@pytest.mark.parametrize("payload", [[[1], None], [["a"]], {"a": 1}, [["x"], [2]]])
+def test_a_corrupt_part_of_cks_procedures_is_recomputed(payload: Any, tmp_path: Path, capsys, monkeypatch) -> None:
+    """explain of one name caches CK's procedure members of its part of full (kind ck-procedure-part): an entry
+    of the wrong shape, signed as the cache signs, is ignored with one warning and recomputed."""
+    name = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
+    argv = ["explain", name, "--format", "json"]
+    reference = run_in_process(argv, tmp_path / "reference", capsys, monkeypatch)
+    first = run_in_process(argv, tmp_path / "cache", capsys, monkeypatch)
+    assert first.code == reference.code == 0 and first.out == reference.out
+    (path,) = (tmp_path / "cache" / "ck-procedure-part").iterdir()
+    entry = Entry(path, "ck-procedure-part", path.stem, path.read_bytes())
+    path.write_bytes(signed(entry, dumps(payload)))
+    again = run_in_process(argv, tmp_path / "cache", capsys, monkeypatch)
+    assert again.out == reference.out and again.code == 0
+    (line,) = again.err.splitlines()
+    assert WARNING.match(line) and str(path) in line
+    assert json.loads(path.read_bytes().partition(b"\n")[2])[0]  # rewritten with the members

@@ -100,6 +100,38 @@ def test_explain_against_a_listed_catalog_says_not_listed_and_names_listed_neigh
     assert out["neighbours"] and all(nb["name"] in prof for nb in out["neighbours"])
 
 
+def test_one_stratum_of_a_list_is_read_from_its_documents_alone():
+    """explain reads only the documents whose header names the kernel's (variant, ndim, dtype)
+    (listed.stratum_keys): each stratum's keys are the reference's kernels of that stratum, and a stratum the list
+    lacks has none."""
+    from ckspace.rules.data import load
+    from ckspace.solve import listed as L
+
+    data = load()
+    strata = [(v, n, d) for v in ("forward", "forward_depthwise", "bwd_data", "bwd_weight") for n in (2, 3)
+              for d in ("fp16", "bf16", "fp32")]
+    for catalog, set_name in SETS.items():
+        by_stratum = collections.defaultdict(set)
+        for name, (variant, ndim, dtype, _layout) in reference(set_name).items():
+            cfg = {k: v for k, v in parse_name(name).items() if k != "kind"}
+            by_stratum[(variant, ndim, dtype)].add(L.canonical(cfg))
+        for stratum in strata:
+            assert L.stratum_keys(data, data.catalogs[catalog], *stratum) == by_stratum.get(stratum, set()), stratum
+    user = ckconfig_catalog(str(USER))
+    want = collections.defaultdict(set)
+    for name in user_reference():
+        cfg = {k: v for k, v in parse_name(name).items() if k != "kind"}
+        want[(cfg["variant"], cfg["ndim"], cfg["dtype"])].add(L.canonical(cfg))
+    for stratum in strata:
+        assert L.stratum_keys(data, user, *stratum) == want.get(stratum, set()), stratum
+
+
+def ckconfig_catalog(path: str):
+    from ckspace.rules.data import Catalog
+
+    return Catalog("ck-config", (), configs=path, user=True)
+
+
 @functools.lru_cache(maxsize=None)
 def listed_full_names() -> frozenset[str]:
     return frozenset(c["name"] for c in Space(arch="gfx950").enumerate(variant="forward", ndim=2, dtype="fp16"))

@@ -7,6 +7,7 @@ Expected values come from the spec's figures or from the independent oracle (tes
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -16,7 +17,7 @@ from ckspace import Space
 from ckspace.errors import DataError, UsageError
 from ckspace.rules import data as D
 from ckspace.select.ckorder import CkOrder, ck_sorted
-from ckspace.select.ckprocedures import ck_full_tests, ck_subset, ck_tiny
+from ckspace.select.ckprocedures import ck_full_tests, ck_subset, ck_tiny, members_of
 from conftest import full_set
 
 try:  # tests/ is not a package: pytest puts tests/ itself on sys.path (rootdir-relative import as a fallback)
@@ -117,6 +118,60 @@ def test_procedures_on_fallback_archs(arch: str) -> None:
     full_tests = ck_full_tests(list(ck_ordered(arch)))
     assert names(full_tests) == names(hw_tests)
     assert names(ck_tiny(full_tests)) == names(hw_tiny)
+
+
+@pytest.mark.parametrize("arch", (*SAME, *FALLBACK))
+def test_part_of_full_decides_the_members_of_one_variant_and_dtype(arch: str) -> None:
+    """members_of (what explain of one name computes) against the oracle's sets, per (variant, dtype) and per dtype;
+    its tiny part is None only where the kernels it read have fewer than ten (category, ndim) groups."""
+    source = oracle_full(arch) if arch in SAME else oracle_hardware_full(arch)
+    full_tests = ck_subsets.full_tests(list(source))
+    tiny = ck_subsets.tiny(full_tests)
+    space = Space(arch=arch)
+    for dtype in ("fp16", "bf16", "fp32"):
+        for variant in ("forward", "forward_depthwise", "bwd_data", "bwd_weight", None):
+            def mine(configs: Any) -> set[str]:
+                return {c["name"] for c in configs if c["dtype"] == dtype and variant in (None, c["variant"])}
+
+            got_tests, got_tiny = members_of(space, variant, dtype)
+            assert mine(c for c in source if c["name"] in got_tests) == mine(full_tests), (variant, dtype)
+            if got_tiny is not None:
+                assert mine(c for c in source if c["name"] in got_tiny) == mine(tiny), (variant, dtype)
+            elif variant is None:  # the whole dtype leaves tiny open only when its own groups are fewer than ten
+                assert len({(ck_subsets.category(c), c["ndim"]) for c in full_tests if c["dtype"] == dtype}) < 10
+    if arch == "gfx950":  # a forward kernel is decided by the forward kernels alone, tiny by the whole dtype
+        forward, forward_tiny = members_of(space, "forward", "fp16")
+        assert forward and all("_fwd_" in n for n in forward) and forward_tiny is None
+        assert members_of(space, None, "fp16")[1] is not None
+    if arch == "gfx1201":  # three depthwise groups in all: tiny's fill-up needs every dtype
+        assert members_of(space, None, "fp16")[1] is None
+
+
+@pytest.mark.parametrize("arch", ("gfx950", "gfx1201"))
+def test_explain_on_a_cold_cache_knows_cks_procedures_of_every_dtype(arch: str, tmp_path, monkeypatch) -> None:
+    from ckspace.explain.explainer import Explainer
+
+    source = oracle_full(arch) if arch in SAME else oracle_hardware_full(arch)
+    full_tests = ck_subsets.full_tests(list(source))
+    tests, tiny = {c["name"] for c in full_tests}, {c["name"] for c in ck_subsets.tiny(full_tests)}
+    for n, (dtype, variant) in enumerate(itertools.product(("fp16", "bf16", "fp32"),
+                                                           ("forward", "forward_depthwise", "bwd_data", "bwd_weight"))):
+        # one explainer and cache per kind of kernel: a second kind, or a cached set, would read the whole set
+        monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path / str(n)))
+        explainer = Explainer(arch)
+        mine = [c["name"] for c in source if c["dtype"] == dtype and c["variant"] == variant]
+        picks = [next((n for n in mine if n in tiny), None),
+                 next((n for n in mine if n in tests and n not in tiny), None),
+                 next((n for n in mine if n not in tests), None)]
+        for name in filter(None, picks):
+            sets = explainer.explain(name, neighbours=0, fixes=False).sets
+            assert (sets["ck-full-tests"], sets["ck-tiny"]) == (name in tests, name in tiny), name
+    # a batch: the kernels of every kind through one explainer, which reads the whole sets after the first kind
+    monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path / "batch"))
+    explainer = Explainer(arch)
+    for name in [c["name"] for c in source][::97]:
+        sets = explainer.explain(name, neighbours=0, fixes=False).sets
+        assert (sets["ck-full-tests"], sets["ck-tiny"]) == (name in tests, name in tiny), name
 
 
 def test_ck_subset_gfx950() -> None:

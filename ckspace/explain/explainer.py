@@ -25,7 +25,8 @@ from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
 from ..solve import listed
-from ..select.sets import CK_PROCEDURES, SELECTED_SETS, procedure_names, selected_names
+from ..select.sets import (SELECTED_SETS, cached_procedure_names, procedure_members,
+                           procedure_names, selected_names)
 from .result import CatalogNeighbour, Derived, Explanation, Neighbour, Note
 from .spelling import parse
 
@@ -50,6 +51,8 @@ class Explainer:
         self.constraints_dir = constraints_dir
         self.select_sets = select_sets  # select tests/tiny when they are not cached yet (seconds, once)
         self._set_members: dict[str, frozenset[str] | None] = {}
+        self._procedure_parts: dict[tuple[str | None, str], tuple[frozenset[str], frozenset[str] | None]] = {}
+        self._procedure_kinds: set[tuple[str, str]] = set()  # the (variant, dtype) of the kernels asked about
         self.data = data or load(Path(constraints_dir) if constraints_dir else None)
         if isinstance(catalog, Catalog):  # a user's list of configs (--ck-config)
             self.data = replace(self.data, catalogs={**self.data.catalogs, catalog.name: catalog})
@@ -65,6 +68,7 @@ class Explainer:
         self._search: NeighbourSearch | None = None
         self._catalog_search: dict[str, NeighbourSearch] = {}
         self._listed: dict[str, frozenset[tuple]] = {}
+        self._listed_strata: dict[tuple, frozenset[tuple]] = {}  # (catalog, variant, ndim, dtype) -> keys
         self._full_space = None
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
         self.timings: dict[str, float] = {}  # seconds per phase of every explanation so far (explain --timings)
@@ -112,7 +116,7 @@ class Explainer:
         with self._timed("derived"):
             worked = derived(self.model, cfg) if derive else []
         with self._timed("sets"):
-            sets = {**catalogs, **self._sets(name, in_full)}
+            sets = {**catalogs, **self._sets(name, cfg.get("variant"), cfg.get("dtype"), in_full)}
         exp = Explanation(
             name=name, arch=self.arch, families=tuple(f for f in self.data.families if f in self.families and f != "model"),
             config=cfg, valid=valid, reasons=reasons, derived=worked, sets=sets,
@@ -232,8 +236,18 @@ class Explainer:
         for cat in dict.fromkeys(self.data.catalogs.values()):
             families = resolve_families(self.data, None, cat.name)
             ok = not any(r.family in families for r in reasons)
-            out[cat.name] = ok and (not cat.listed or listed.canonical(cfg) in self._listed_keys(cat))
+            out[cat.name] = ok and (not cat.listed or self._is_listed(cat, cfg))
         return out
+
+    def _is_listed(self, cat: Catalog, cfg: Mapping[str, object]) -> bool:
+        """Whether a listed catalog names the kernel: from the whole list when it was read, else from the list's
+        kernels of the config's (variant, ndim, dtype) alone (one name reads a tenth of CK's table)."""
+        if cat.name in self._listed:
+            return listed.canonical(cfg) in self._listed[cat.name]
+        key = (cat.name, cfg.get("variant"), cfg.get("ndim"), cfg.get("dtype"))
+        if key not in self._listed_strata:
+            self._listed_strata[key] = listed.stratum_keys(self.data, cat, *key[1:])
+        return listed.canonical(cfg) in self._listed_strata[key]
 
     def _listed_keys(self, cat: Catalog) -> frozenset[tuple]:
         """The kernels a listed catalog names (whatever arch: the facts of this one are checked apart)."""
@@ -255,7 +269,7 @@ class Explainer:
         facts = {f for f, fam in self.data.families.items() if fam.default} - curation_families(self.data)
         return not any(r.family in facts for r in reasons)
 
-    def _sets(self, name: str, in_full: bool) -> dict[str, bool | None]:
+    def _sets(self, name: str, variant: object, dtype: object, in_full: bool) -> dict[str, bool | None]:
         """Membership in the selected sets; tests and tiny are subsets of full, so a kernel outside full is in
         neither without looking. None: the set has not been selected on this machine yet."""
         out: dict[str, bool | None] = {}
@@ -269,14 +283,34 @@ class Explainer:
                     self._default_space if self.select_sets else None)
             members = self._set_members[set_name]
             out[set_name] = None if members is None else name in members
-        for set_name in CK_PROCEDURES:  # CK's own subsets of full: computed (and cached) when asked
-            if not in_full:
-                out[set_name] = False
-                continue
-            if set_name not in self._set_members:
-                self._set_members[set_name] = frozenset(procedure_names(self._default_space(), set_name))
-            out[set_name] = name in (self._set_members[set_name] or ())
+        # CK's own subsets of full: from the cache, else computed from the part of full that decides them
+        in_tests = in_full and name in self._procedure_members("ck-full-tests", str(variant), str(dtype))
+        out["ck-full-tests"] = in_tests
+        out["ck-tiny"] = in_tests and name in self._procedure_members("ck-tiny", str(variant), str(dtype))
         return out
+
+    def _procedure_members(self, set_name: str, variant: str, dtype: str) -> frozenset[str]:
+        """The names of CK's procedure set `set_name` that may hold a kernel of (`variant`, `dtype`): the whole set
+        when the cache holds it, else ckprocedures.members_of's (cached) for the variant, else for the whole
+        dtype, else (tiny's fill-up, or kernels of a second variant or dtype) the whole set."""
+        whole = self._set_members.get(set_name)
+        if whole is None and set_name not in self._set_members:
+            cached = cached_procedure_names(self._default_space(), set_name)
+            whole = self._set_members[set_name] = frozenset(cached) if cached is not None else None
+        if whole is not None:
+            return whole
+        self._procedure_kinds.add((variant, dtype))
+        # A second kind of kernel means a batch: the whole set once costs less than a part per kind.
+        for part in ((variant, None) if len(self._procedure_kinds) == 1 else ()):
+            if (part, dtype) not in self._procedure_parts:
+                self._procedure_parts[(part, dtype)] = procedure_members(self._default_space(), part, dtype)
+            full_tests, tiny = self._procedure_parts[(part, dtype)]
+            if set_name == "ck-full-tests":
+                return full_tests
+            if tiny is not None:
+                return tiny
+        whole = self._set_members[set_name] = frozenset(procedure_names(self._default_space(), set_name))
+        return whole
 
     def _default_space(self):
         """The kernels of this arch under the default rules, for selecting tests/tiny on demand."""

@@ -98,6 +98,63 @@ def ck_subset(space: "KernelSpace", which: str) -> list[dict[str, Any]]:
     return full_tests if which == "ck-full-tests" else ck_tiny(full_tests)
 
 
+Members = tuple[frozenset[str], "frozenset[str] | None"]
+
+
+def members_of(space: "KernelSpace", variant: str | None, dtype: str) -> Members:
+    """The names of CK's full-tests and of CK's tiny among the kernels of (`variant`, `dtype`) (None: every
+    variant), computed from as little of `full` as decides full-tests; the tiny part is None when that little does
+    not decide tiny (ask again with `variant` None, the whole dtype; if that does not either, tiny's fill-up needs
+    every dtype: ck_subset).
+
+    Both procedures decide within one dtype: a category and a (variant, dtype, pipeline, scheduler) pair name it,
+    and restricting CK's order to a subset keeps the subset's order. Within the dtype, a kernel's every-fifth rank
+    reads only the kernels before it, and the pair fix-up only its own variant's kernels; so the dtype's kernels
+    up to the end of the variant's place in CK's order (its GEMM loops of every ndim; the depthwise loops sit after
+    `depthwise_after`'s) decide them. Two things read further, and fall back to the whole dtype: a category with
+    fewer than five kernels there (CK takes its first kernel only when the whole category is that small); and tiny
+    is left undecided while those kernels' (category, ndim) groups are fewer than ten (CK's fill-up counts every
+    group). `explain` of one forward kernel reads a tenth of full this way."""
+    if space.catalog.name != "full":
+        raise UsageError(f"CK's procedures are subsets of the full catalog, not of {space.catalog.name}")
+    prefix = _variants_through(space, variant) if variant is not None else None
+    if prefix is not None:
+        got = _members(space, dtype, prefix, whole=False)
+        if got is not None:
+            return got
+    got = _members(space, dtype, None, whole=True)
+    assert got is not None
+    return got
+
+
+def _variants_through(space: "KernelSpace", variant: str) -> list[str] | None:
+    """The variants whose kernels come before the end of `variant`'s place in CK's order; None: every variant."""
+    order = space.data.ck_raw.get("order", {})
+    variants, after = list(order.get("variants", ())), order.get("depthwise_after")
+    if after not in variants or (variant != DEPTHWISE and variant not in variants):
+        return None  # CkOrder reports such data when the whole dtype is sorted
+    end = variants.index(after) if variant == DEPTHWISE else variants.index(variant)
+    out = variants[:end + 1]
+    if variant == DEPTHWISE or variants.index(after) < end:
+        out.append(DEPTHWISE)
+    return None if len(out) == len(variants) + 1 else out
+
+
+def _members(space: "KernelSpace", dtype: str, variants: list[str] | None, whole: bool) -> Members | None:
+    configs = ck_sorted(list(space.enumerate(variant=variants, dtype=dtype)), space.data, space.arch)
+    if not whole:
+        sizes: dict[str, int] = {}
+        for config in configs:
+            k = category(config)
+            sizes[k] = sizes.get(k, 0) + 1
+        if any(n < EVERY for n in sizes.values()):
+            return None
+    full_tests = ck_full_tests(configs)
+    groups = {(category(c), int(c["ndim"])) for c in full_tests}
+    tiny = frozenset(str(c["name"]) for c in ck_tiny(full_tests)) if len(groups) >= TINY_MIN else None
+    return frozenset(str(c["name"]) for c in full_tests), tiny
+
+
 _ORDERED: list[tuple[object, list[dict[str, Any]]]] = []  # the last space's full set in CK's order
 
 

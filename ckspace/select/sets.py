@@ -136,17 +136,58 @@ def procedure_names(space: "KernelSpace", set_name: str) -> list[str]:
     from .ckprocedures import ck_subset
 
     full = space.over("full")
-    digest = cache.key("ck-procedure", full.data.digest, {"arch": full.arch, "set": set_name,
-                                                          "families": sorted(full.families)})
-    if full.use_cache:
-        names = cache.load("ck-procedure", digest,
-                           lambda p: isinstance(p, list) and all(isinstance(n, str) for n in p))
-        if names is not None:
-            return names
+    names = cached_procedure_names(full, set_name)
+    if names is not None:
+        return names
     names = sorted(str(c["name"]) for c in ck_subset(full, set_name))
     if full.use_cache:
-        cache.store("ck-procedure", digest, names)
+        cache.store("ck-procedure", _procedure_key(full, set_name), names)
     return names
+
+
+def cached_procedure_names(space: "KernelSpace", set_name: str) -> list[str] | None:
+    """The names of CK's full-tests or tiny of the space's arch and rules if the cache holds them, else None."""
+    from .. import cache
+
+    full = space.over("full")
+    if not full.use_cache:
+        return None
+    return cache.load("ck-procedure", _procedure_key(full, set_name),
+                      lambda p: isinstance(p, list) and all(isinstance(n, str) for n in p))
+
+
+def procedure_members(space: "KernelSpace", variant: str | None,
+                      dtype: str) -> tuple[frozenset[str], frozenset[str] | None]:
+    """ckprocedures.members_of over the space's `full`, cached like the whole sets (explain of one name)."""
+    from .. import cache
+    from .ckprocedures import members_of
+
+    full = space.over("full")
+    key = cache.key("ck-procedure-part", full.data.digest, {"arch": full.arch, "variant": variant, "dtype": dtype,
+                                                            "families": sorted(full.families)})
+    if full.use_cache:
+        hit = cache.load("ck-procedure-part", key, _is_part)
+        if hit is not None:
+            return frozenset(hit[0]), None if hit[1] is None else frozenset(hit[1])
+    full_tests, tiny = members_of(full, variant, dtype)
+    if full.use_cache:
+        cache.store("ck-procedure-part", key, [sorted(full_tests), None if tiny is None else sorted(tiny)])
+    return full_tests, tiny
+
+
+def _is_part(payload: object) -> bool:
+    def names(p: object) -> bool:
+        return isinstance(p, list) and all(isinstance(n, str) for n in p)
+
+    return isinstance(payload, list) and len(payload) == 2 and names(payload[0]) \
+        and (payload[1] is None or names(payload[1]))
+
+
+def _procedure_key(full: "KernelSpace", set_name: str) -> str:
+    from .. import cache
+
+    return cache.key("ck-procedure", full.data.digest, {"arch": full.arch, "set": set_name,
+                                                        "families": sorted(full.families)})
 
 
 def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name: str,

@@ -543,17 +543,20 @@ def _names_of(packed: dict) -> set[str]:
     return {row[at[row[0]]] for row in packed["rows"]}
 
 
-def test_the_reader_accepts_every_result_the_writer_stores() -> None:
-    """The shape checks are exact for what ckspace writes: a whole arch, depthwise and GEMM layouts mixed."""
-    from conftest import full_set
+def test_the_reader_accepts_every_result_the_writer_stores(tmp_path: Path, monkeypatch) -> None:
+    """The shape checks are exact for what ckspace writes: a whole arch, depthwise and GEMM layouts mixed, and an
+    empty result; each entry holds exactly the kernels the listing gave."""
+    from ckspace.solve.kernels import KernelSpace, _is_packed
 
-    from ckspace.solve.kernels import KernelSpace, _is_packed, _pack
-
-    space = KernelSpace(arch="gfx942", use_cache=False)
-    columns = space._columns(space.strata())
-    rows = full_set("gfx942")
-    assert _is_packed(json.loads(dumps(_pack(rows))), columns)
-    assert _is_packed(json.loads(dumps(_pack([]))), columns)
+    for i, where in enumerate((None, "tile_m == 16 and tile_n == 256 and tile_k == 256")):
+        monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path / str(i)))
+        space = KernelSpace(arch="gfx942")
+        listed = list(space.enumerate(where=where))
+        (entry,) = (tmp_path / str(i) / "enumerate").iterdir()
+        payload = json.loads(entry.read_bytes().partition(b"\n")[2])
+        assert _is_packed(payload, space._columns(space.strata()))
+        assert [dict(zip(payload["layouts"][row[0]], row[1:])) for row in payload["rows"]] == listed
+        assert len(listed) == (0 if where else 14_048) and len(payload["layouts"]) == (0 if where else 2)
 
 
 def test_the_data_is_loaded_once_until_a_file_changes(tmp_path: Path) -> None:

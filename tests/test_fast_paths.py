@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ckspace import Space
 from ckspace.rules.data import load
-from ckspace.rules.names import fast_name, format_name
+from ckspace.rules.names import fast_name, format_name, name_rows
 from ckspace.solve import bags as B
 from ckspace.solve import plan as P
 from ckspace.solve import pysearch
@@ -171,6 +171,47 @@ def test_fast_name_agrees_with_format_name_or_fails_the_same(data) -> None:
         except (ValueError, TypeError, KeyError) as exc:
             results.append(("error", type(exc).__name__))
     assert results[0] == results[1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_name_rows_names_a_batch_as_format_name_names_each_row(data) -> None:
+    """A batch of configs of one key order (some of them GEMM and depthwise mixed, at most one spoiled value):
+    name_rows gives format_name's names, or fails where format_name fails first."""
+    size = data.draw(st.integers(1, 6))
+    spoiled = data.draw(st.sampled_from([None, *DATA.fields]))
+    bad_row = data.draw(st.integers(0, size - 1))
+    configs = []
+    for i in range(size):
+        def value(f, i=i):
+            if f.name == spoiled and i == bad_row:
+                return data.draw(st.sampled_from([-1, 10**19, "x", None, 2.0, "Compv3", [1]]))
+            return data.draw(st.sampled_from(list(f.values) if f.type != "bool" else [False, True, 0, 1]))
+        configs.append(_config(value))
+    keys = tuple(configs[0])
+    rows = [tuple(c[k] for k in keys) for c in configs]
+    try:
+        want: object = [format_name(c) for c in configs]
+    except (ValueError, TypeError, KeyError) as exc:
+        want = type(exc).__name__
+    try:
+        got: object = name_rows(keys, rows)
+    except (ValueError, TypeError, KeyError) as exc:
+        got = type(exc).__name__
+    assert got == want
+
+
+def test_names_are_the_names_of_enumerate(tmp_path, monkeypatch) -> None:
+    """Space.names (the names-only listing) gives enumerate's names in enumerate's order: solved, read back from
+    the cache, and of a listed catalog."""
+    monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
+    for catalog, filters in (("full", {}), ("full", {"variant": "forward,bwd_data", "dtype": "fp32"}),
+                             ("ck-tests", {})):
+        space = Space(arch="gfx950", catalog=catalog)
+        first = list(space.names(**filters))  # solves (and caches) or reads the list
+        assert list(space.names(**filters)) == first  # from the cache
+        assert [c["name"] for c in Space(arch="gfx950", catalog=catalog, use_cache=False).enumerate(**filters)] \
+            == first and len(first) == len(set(first)) > 0
 
 
 # -- kept answers -------------------------------------------------------------------------------------------------

@@ -291,11 +291,14 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
                 print(f"total\t\t\t{sum(counts.values())}")
         t_out = time.perf_counter() - t0
     else:
-        source = selected if selected is not None else space.enumerate(variant=args.variant, ndim=args.ndim,
-                                                                        dtype=args.dtype, where=args.where)
+        filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
+        source = selected if selected is not None else space.enumerate(**filters)
         t0 = time.perf_counter()
         if fmt == "summary":
             _summary(space, list(source), args, title)
+        elif fmt == "names" and selected is None:  # the names alone: no dict per kernel
+            output.write_name_list(space.names(**filters), sys.stdout)
+            sys.stdout.flush()
         else:
             records = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
             output.write_kernels(fmt, records, sys.stdout, space.data.fields,

@@ -30,10 +30,15 @@ NAMES_PER_WRITE = 4096  # names are written in batches: one write per batch, and
 
 
 def write_names(rows: Iterable[Mapping[str, object]], out: IO[str]) -> int:
+    return write_name_list((r["name"] for r in rows), out)
+
+
+def write_name_list(names: Iterable[object], out: IO[str]) -> int:
+    """One name per line, written in batches; the number written."""
     n = 0
     batch: list[object] = []
-    for r in rows:
-        batch.append(r["name"])
+    for name in names:
+        batch.append(name)
         if len(batch) == NAMES_PER_WRITE:
             out.write("\n".join(batch) + "\n")  # type: ignore[arg-type]
             n += len(batch)

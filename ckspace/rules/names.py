@@ -9,9 +9,10 @@ order are errors whose suggestion is the canonical name. Every suggestion is its
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..errors import KernelNameError
 
@@ -394,13 +395,6 @@ def format_name(fields: Mapping[str, object]) -> str:
 
 _CHECKED_TEXT: set[tuple] = set()  # tuples of text values (per kind) that format_name's checks have passed
 _INT_BOUND = 10**MAX_DIGITS
-
-
-def _fast_ok(ints: tuple, texts: tuple) -> bool:
-    return (texts in _CHECKED_TEXT and set(map(type, ints)) == _INT_TYPE
-            and min(ints) >= 0 and max(ints) < _INT_BOUND)
-
-
 _INT_TYPE = {int}
 _GEMM_INTS = ("ndim", "tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n",
               "warp_tile_k", "vec_a", "vec_b", "vec_c", "num_wave_groups", "num_groups_to_merge")
@@ -410,61 +404,128 @@ _DW_INTS = ("ndim", "dw_tile_h", "dw_tile_w", "filter_size", "stride_h", "stride
             "sub_h", "sub_w", "in_vec", "out_vec")
 _DW_TEXTS = ("dtype", "layout")
 _FLAGS = ("double_smem_buffer", "two_stage", "explicit_gemm", "split_image", "pad_m", "pad_n", "pad_k")
-_get_gemm_ints, _get_gemm_texts = operator.itemgetter(*_GEMM_INTS), operator.itemgetter(*_GEMM_TEXTS)
-_get_dw_ints, _get_dw_texts = operator.itemgetter(*_DW_INTS), operator.itemgetter(*_DW_TEXTS)
-_get_flags = operator.itemgetter(*_FLAGS)
-_FLAG_TYPES = ({bool}, {int}, {bool, int})
+_FLAG_TYPES = {bool, int}  # a flag is true/false or 0/1
 
 
 def fast_name(fields: Mapping[str, object]) -> str:
-    """format_name, byte for byte, at a fraction of its cost for the thousands of configs a listing names.
-
-    format_name checks every value of every call; here a text value is checked (by format_name itself) the first
-    time it is seen, and integers by type and size, so a config that would fail its checks goes to format_name and
-    fails there in the same way. tests/test_names.py compares the two on every kernel of every catalog.
-    """
-    depthwise = fields.get("kind") == "depthwise" or fields.get("variant") == "forward_depthwise"
-    f = fields
-    if depthwise:
-        if not _fast_ok(_get_dw_ints(f), ("dw", *_get_dw_texts(f))):
-            return _checked_name(f, ("dw", *_get_dw_texts(f)))
-        return (f"grouped_conv_fwd_depthwise_{f['dtype']}_{f['layout']}_{f['ndim']}d_{f['dw_tile_h']}x{f['dw_tile_w']}"
-                f"_f{f['filter_size']}_s{f['stride_h']}x{f['stride_w']}_p{f['pad_h']}x{f['pad_w']}_nb{f['nbatch']}"
-                f"_sub{f['sub_h']}x{f['sub_w']}_vec{f['in_vec']}_{f['out_vec']}")
-    texts = ("gemm", *_get_gemm_texts(f))
-    if not _fast_ok(_get_gemm_ints(f), texts) or set(map(type, _get_flags(f))) not in _FLAG_TYPES:
-        return _checked_name(f, texts)
-    name = (f"grouped_conv_{VARIANT_TAGS[f['variant']]}_{f['dtype']}_{f['layout']}_{f['ndim']}d_{f['pipeline']}_"  # type: ignore[index]
-            f"{f['epilogue']}_{f['scheduler']}_{f['tile_m']}x{f['tile_n']}x{f['tile_k']}_{f['wave_m']}x{f['wave_n']}x"
-            f"{f['wave_k']}_{f['warp_tile_m']}x{f['warp_tile_n']}x{f['warp_tile_k']}")
-    if (f["vec_a"], f["vec_b"], f["vec_c"]) != DEFAULT_VEC:
-        name += f"_vec{f['vec_a']}_{f['vec_b']}_{f['vec_c']}"
-    if f["num_wave_groups"] != 1:
-        name += f"_wg{f['num_wave_groups']}"
-    if f["num_groups_to_merge"] != 1:
-        name += f"_gm{f['num_groups_to_merge']}"
-    if f["double_smem_buffer"]:
-        name += "_dsb"
-    if f["two_stage"]:
-        name += "_2stage"
-    if f["specialization"] != "default":
-        name += f"_{f['specialization']}"
-    if f["explicit_gemm"]:
-        name += "_explicit_gemm"
-    if f["streamk"] != "none":
-        name += f"_streamk_{f['streamk']}" + ("_persistent" if f["streamk_persistent"] else "")
-    if f["split_image"]:
-        name += "_large_tensor"
-    if not (f["pad_m"] and f["pad_n"] and f["pad_k"]):
-        name += f"_pad{int(bool(f['pad_m']))}{int(bool(f['pad_n']))}{int(bool(f['pad_k']))}"
-    return name
+    """format_name, byte for byte, at a fraction of its cost (name_rows of one row)."""
+    return name_rows(tuple(fields), [tuple(fields.values())])[0]
 
 
-def _checked_name(fields: Mapping[str, object], texts: tuple) -> str:
-    """format_name's answer (or its error); text values it accepted are remembered for fast_name."""
-    name = format_name(fields)
+def name_rows(keys: Sequence[str], rows: Sequence[tuple]) -> list[str]:
+    """format_name of each row of values (in `keys` order), byte for byte, for the thousands of a listing.
+
+    format_name checks every value of every call. Here the rows are checked column by column, in C-level passes:
+    each distinct combination of text values by format_name itself, the first time it is seen, and the integers
+    and flags by type and size; then one formatter compiled for the key order names every row. Rows that fail a
+    check, or keys this fast path does not know, are named by format_name row by row, which fails as it fails.
+    tests/test_fast_paths.py compares the two on every kernel of every catalog and on random configs."""
+    if not rows:
+        return []
+    fmt = _formatter(tuple(keys), _row_kind(keys, rows[0]))
+    if fmt is not None and _rows_ok(fmt, keys, rows):
+        return list(map(fmt.name, rows))
+    out = []
+    for row in rows:
+        fields = dict(zip(keys, row))
+        out.append(format_name(fields))
+    if fmt is not None:  # every row named: their text combinations are checked from now on
+        for row in rows:
+            try:
+                _CHECKED_TEXT.add((fmt.kind, *fmt.texts(row)))
+            except TypeError:  # an unhashable value: never fast
+                pass
+    return out
+
+
+def _row_kind(keys: Sequence[str], row: tuple) -> str:
+    fields = dict(zip(keys, row))
+    return "dw" if fields.get("kind") == "depthwise" or fields.get("variant") == "forward_depthwise" else "gemm"
+
+
+class _Formatter:
+    """Names rows of one key order and kernel family: getters of the checked columns and the compiled name."""
+
+    def __init__(self, kind: str, index: Mapping[str, int], ints: Sequence[str], texts: Sequence[str],
+                 flags: Sequence[str], source: str):
+        self.kind = kind
+        self.index = index
+        self.ints = operator.itemgetter(*(index[k] for k in ints))
+        self.texts = operator.itemgetter(*(index[k] for k in texts))
+        self.flags = operator.itemgetter(*(index[k] for k in flags)) if flags else None
+        self.name = eval(source, {"T": VARIANT_TAGS, "DV": DEFAULT_VEC})  # noqa: S307 (our own template)
+
+
+@functools.lru_cache(maxsize=64)
+def _formatter(keys: tuple[str, ...], kind: str) -> _Formatter | None:
+    """The compiled namer of a key order (None: a needed field is missing, or a key repeats)."""
+    index = {k: i for i, k in enumerate(keys)}
+    ints, texts, flags = (_DW_INTS, _DW_TEXTS, ()) if kind == "dw" else (_GEMM_INTS, _GEMM_TEXTS, _FLAGS)
+    if len(index) != len(keys) or not all(k in index for k in (*ints, *texts, *flags)):
+        return None
+
+    def v(key: str) -> str:
+        return f"r[{index[key]}]"
+
+    if kind == "dw":
+        source = ('lambda r: f"grouped_conv_fwd_depthwise_{%s}_{%s}_{%s}d_{%s}x{%s}_f{%s}_s{%s}x{%s}_p{%s}x{%s}'
+                  '_nb{%s}_sub{%s}x{%s}_vec{%s}_{%s}"'
+                  % tuple(v(k) for k in ("dtype", "layout", "ndim", "dw_tile_h", "dw_tile_w", "filter_size",
+                                         "stride_h", "stride_w", "pad_h", "pad_w", "nbatch", "sub_h", "sub_w",
+                                         "in_vec", "out_vec")))
+    else:
+        head = ('f"grouped_conv_{T[%s]}_{%s}_{%s}_{%s}d_{%s}_{%s}_{%s}_{%s}x{%s}x{%s}_{%s}x{%s}x{%s}_{%s}x{%s}x{%s}"'
+                % tuple(v(k) for k in ("variant", "dtype", "layout", "ndim", "pipeline", "epilogue", "scheduler",
+                                       "tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m",
+                                       "warp_tile_n", "warp_tile_k")))
+        a, b, c = v("vec_a"), v("vec_b"), v("vec_c")
+        wg, gm, spec, sk = v("num_wave_groups"), v("num_groups_to_merge"), v("specialization"), v("streamk")
+        pm, pn, pk = v("pad_m"), v("pad_n"), v("pad_k")
+        tail = [
+            f"('' if ({a}, {b}, {c}) == DV else f'_vec{{{a}}}_{{{b}}}_{{{c}}}')",
+            f"('' if {wg} == 1 else f'_wg{{{wg}}}')",
+            f"('' if {gm} == 1 else f'_gm{{{gm}}}')",
+            f"('_dsb' if {v('double_smem_buffer')} else '')",
+            f"('_2stage' if {v('two_stage')} else '')",
+            f"('' if {spec} == 'default' else '_' + {spec})",
+            f"('_explicit_gemm' if {v('explicit_gemm')} else '')",
+            f"('' if {sk} == 'none' else '_streamk_' + {sk} + ('_persistent' if {v('streamk_persistent')} else ''))",
+            f"('_large_tensor' if {v('split_image')} else '')",
+            f"('' if ({pm} and {pn} and {pk}) else f'_pad{{int(bool({pm}))}}{{int(bool({pn}))}}{{int(bool({pk}))}}')",
+        ]
+        source = "lambda r: " + " + ".join([head, *tail])
+    return _Formatter(kind, index, ints, texts, flags, source)
+
+
+def _rows_ok(fmt: _Formatter, keys: Sequence[str], rows: Sequence[tuple]) -> bool:
+    """Whether every row passes the checks format_name would make (see name_rows), its family is the
+    formatter's, and each text combination was accepted by format_name (checked now, once, when new)."""
     try:
+        kinds = {_row_kind(keys, rows[0])}
+        for column in ("variant", "kind"):
+            if column in fmt.index:
+                values = set(map(operator.itemgetter(fmt.index[column]), rows))
+                kinds |= {_row_kind((column,), (value,)) for value in values}
+        if kinds != {fmt.kind}:
+            return False
+        ints = list(itertools.chain.from_iterable(map(fmt.ints, rows)))
+        if set(map(type, ints)) != _INT_TYPE or min(ints) < 0 or max(ints) >= _INT_BOUND:
+            return False
+        if fmt.flags is not None and not set(map(type, itertools.chain.from_iterable(map(fmt.flags, rows)))) \
+                <= _FLAG_TYPES:
+            return False
+        firsts = dict(zip(map(fmt.texts, reversed(rows)), reversed(rows)))  # combination -> its first row
+    except TypeError:  # an unhashable value, or one without an order
+        return False
+    for combo, row in firsts.items():
+        texts = (fmt.kind, *combo)
+        if texts in _CHECKED_TEXT:
+            continue
+        try:
+            format_name(dict(zip(keys, row)))
+        except (ValueError, TypeError, KeyError):
+            return False
         _CHECKED_TEXT.add(texts)
-    except TypeError:  # an unhashable value: never fast
-        pass
-    return name
+    return True
+
+

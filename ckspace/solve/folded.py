@@ -9,6 +9,7 @@ size estimates that steer the tree decomposition.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -49,11 +50,11 @@ def fold_constraints(model: Model, stratum: Stratum, rules: Sequence[Rule],
     out: list[Constraint] = []
     items = [(r.id, r.when, r.require) for r in rules if r.applies_to(stratum.kind)]
     items += [(f"where#{i + 1}", E.Const(True), f) for i, f in enumerate(filters)]
+    memo = _FOLDS.setdefault(model, {})
     for rid, when, require in items:
-        w = implied.normalize(E.fold(when, consts, model.resolve))
+        w, r = _folded(memo, model, when, require, consts)
         if isinstance(w, E.Const) and not w.value:
             continue
-        r = implied.normalize(E.fold(require, consts, model.resolve))
         if isinstance(r, E.Const):
             if r.value:
                 continue
@@ -63,6 +64,28 @@ def fold_constraints(model: Model, stratum: Stratum, rules: Sequence[Rule],
         for part in (r.items if isinstance(r, E.And) else (r,)):
             out.append(constraint(rid, w, part))
     return consts, out, None
+
+
+# Per model: a rule's folded (when, require) by the constants it reads. Most rules read one or two of variant,
+# ndim and dtype, so the 21 strata of an arch fold each rule a few times, not 21 (half of planning was folding).
+_FOLDS: "weakref.WeakKeyDictionary[Model, dict[tuple, tuple[E.Node, E.Node]]]" = weakref.WeakKeyDictionary()
+
+
+def _folded(memo: dict[tuple, tuple[E.Node, E.Node]], model: Model, when: E.Node, require: E.Node,
+            consts: Mapping[str, object]) -> tuple[E.Node, E.Node]:
+    """The rule folded with the stratum's constants (the require part only where `when` may hold)."""
+    reads = memo.get((id(when), id(require)))
+    if reads is None:  # the nodes are kept alive by the model's rules, so their ids stay theirs
+        reads = memo[(id(when), id(require))] = (tuple(sorted(E.fields_of(when) | E.fields_of(require))),
+                                                 (when, require))
+    names = reads[0]
+    key = (id(when), id(require), tuple((n, consts[n]) for n in names if n in consts))
+    hit = memo.get(key)
+    if hit is None:
+        w = implied.normalize(E.fold(when, consts, model.resolve))
+        r = w if isinstance(w, E.Const) and not w.value else implied.normalize(E.fold(require, consts, model.resolve))
+        hit = memo[key] = (w, r)
+    return hit
 
 
 def implied_for(bag: frozenset[str], constraints: Sequence[Constraint]) -> list[Constraint]:

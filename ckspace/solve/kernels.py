@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -135,13 +136,28 @@ class KernelSpace:
     # -- results -------------------------------------------------------------------------------------------------
     def enumerate(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> Iterator[dict[str, object]]:
         """Every valid kernel config, sorted by name, as dicts of field values (plus `name`)."""
+        for keys, row in self._rows(variant, ndim, dtype, where):
+            yield dict(zip(keys, row))
+
+    def names(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> Iterator[str]:
+        """The names `enumerate` gives, in its order, without a dict per kernel (a listing of names)."""
+        at: dict[tuple[str, ...], int] = {}
+        for keys, row in self._rows(variant, ndim, dtype, where):
+            i = at.get(keys)
+            if i is None:
+                i = at[keys] = keys.index("name")
+            yield row[i]  # type: ignore[misc]
+
+    def _rows(self, variant, ndim, dtype, where: str | None) -> Iterator[tuple[tuple[str, ...], tuple]]:
+        """enumerate's kernels as (keys, values): the keys of a stratum are one tuple object."""
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
         if self.catalog.listed:  # a list of configs: checked, not solved (fast; no cache needed)
             t0 = time.perf_counter()
             found = list(listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()))
             self.timings.solve += time.perf_counter() - t0
-            yield from found
+            for cfg in found:
+                yield tuple(cfg), tuple(cfg.values())
             return
         digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
@@ -149,18 +165,26 @@ class KernelSpace:
             hit = cache.load("enumerate", digest, lambda payload: _is_packed(payload, columns))
             if hit is not None:
                 self.timings.cached = True
-                yield from _unpack(hit)
+                layouts = [tuple(layout) for layout in hit["layouts"]]
+                for packed_row in hit["rows"]:
+                    yield layouts[packed_row[0]], tuple(packed_row[1:])
                 return
         self._large = False
-        collected: list[dict[str, object]] | None = [] if self.use_cache else None
-        for cfg in self._solve(strata, node):
-            if collected is not None and (self._large or len(collected) >= CACHE_LIMIT):
-                collected = None  # a streamed (open-space) result is never kept in memory for the cache
-            if collected is not None:
-                collected.append(cfg)
-            yield cfg
-        if collected is not None:
-            cache.store("enumerate", digest, _pack(collected))
+        # The cache entry is packed as the rows come (_pack's shape), from the tuples the solve gives.
+        layouts: dict[tuple[str, ...], int] = {}
+        packed: list[tuple] | None = [] if self.use_cache else None
+        for named, rows in self._solve(strata, node):
+            index = -1
+            for row in rows:
+                if packed is not None and (self._large or len(packed) >= CACHE_LIMIT):
+                    packed = None  # a streamed (open-space) result is never kept in memory for the cache
+                if packed is not None:
+                    if index < 0:
+                        index = layouts.setdefault(named, len(layouts))
+                    packed.append((index, *row))
+                yield named, row
+        if packed is not None:
+            cache.store("enumerate", digest, {"layouts": [list(c) for c in layouts], "rows": packed})
 
     def count(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> dict[Stratum, int]:
         """Kernels per (variant, ndim, dtype), counted by multiplying independent components."""
@@ -229,7 +253,10 @@ class KernelSpace:
         self.timings.solver_import += spent
         self.timings.solve -= spent
 
-    def _solve(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
+    def _solve(self, strata: Sequence[Stratum],
+               node: E.Node | None) -> Iterator[tuple[tuple[str, ...], Iterable[tuple]]]:
+        """Per stratum, in name order: the keys (fields, then `name`) and the rows of values, sorted by name (a
+        stratum too large to sort streams in the solver's order)."""
         from . import plan as solve
         from .bags import import_seconds
         from ..rules.names import format_name
@@ -250,27 +277,62 @@ class KernelSpace:
                 large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
             self.timings.solve += time.perf_counter() - t1
             self._solver_imported_since(imported_before)
-            spell = self._spelling(st)
-            rows = _named(solve.configs(self.model, plan, lazy_walk=lazy), spell)
+            keys, rows = _spelt(*solve.rows(self.model, plan, lazy_walk=lazy), self._spelling(st))
             if not large:
-                yield from sorted(rows, key=lambda c: c["name"])  # type: ignore[arg-type,return-value]
+                yield (*keys, "name"), _sorted_by_name(keys, list(rows))
             else:
                 self._large = True
                 imported_before = import_seconds()
-                yield from rows  # too large to sort in memory: the solver's canonical order (documented)
+                yield (*keys, "name"), _named(keys, rows)  # too large to sort: the solver's order (documented)
                 # a lazy walk may load OR-Tools while the names stream: import time, within the output's time
                 self.timings.solver_import += import_seconds() - imported_before
 
 
-def _named(configs: Iterable[dict[str, object]], spell: dict[str, object]) -> Iterator[dict[str, object]]:
-    """Each config with the catalog's spelling of its layout and its name (the thousands of a listing: fast_name)."""
-    from ..rules.names import fast_name
+def _spelt(keys: tuple[str, ...], rows: Iterator[tuple],
+           spell: dict[str, object]) -> tuple[tuple[str, ...], Iterator[tuple]]:
+    """The rows with the catalog's spelling of the layout (as {**config, **spell} would give them)."""
+    if not spell:
+        return keys, rows
+    index = {k: i for i, k in enumerate(keys)}
+    new_keys = keys + tuple(k for k in spell if k not in index)
+    at = [(index[k], v) for k, v in spell.items() if k in index]
+    extra = tuple(v for k, v in spell.items() if k not in index)
 
-    for cfg in configs:
-        if spell:
-            cfg = {**cfg, **spell}
-        cfg["name"] = fast_name(cfg)
-        yield cfg
+    def respelt() -> Iterator[tuple]:
+        for row in rows:
+            values = list(row)
+            for i, v in at:
+                values[i] = v
+            yield tuple(values) + extra
+
+    return new_keys, respelt()
+
+
+def _sorted_by_name(keys: tuple[str, ...], rows: list[tuple]) -> list[tuple]:
+    """The rows of a stratum with their names appended, sorted by name (name_rows: one check and formatter for
+    all of them)."""
+    from ..rules.names import name_rows
+
+    names = name_rows(keys, rows)
+    return [rows[i] + (names[i],) for i in sorted(range(len(rows)), key=names.__getitem__)]
+
+
+NAMES_PER_BATCH = 4096  # a streamed stratum is named in batches: the checks and the formatter run per batch
+
+
+def _named(keys: tuple[str, ...], rows: Iterable[tuple]) -> Iterator[tuple]:
+    """The rows of a stream with their names appended, in stream order."""
+    from ..rules.names import name_rows
+
+    batch: list[tuple] = []
+    for row in itertools.chain(rows, [None]):
+        if row is not None:
+            batch.append(row)
+            if len(batch) < NAMES_PER_BATCH:
+                continue
+        for values, name in zip(batch, name_rows(keys, batch)):
+            yield values + (name,)
+        batch = []
 
 
 def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
@@ -281,19 +343,8 @@ def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
     return probe
 
 
-def _pack(rows: list[dict[str, object]]) -> dict[str, object]:
-    """Rows as [layout index, values...]: GEMM and depthwise kernels have different fields."""
-    layouts: dict[tuple[str, ...], int] = {}
-    packed = []
-    for r in rows:
-        cols = tuple(r)
-        idx = layouts.setdefault(cols, len(layouts))
-        packed.append([idx, *r.values()])
-    return {"layouts": [list(c) for c in layouts], "rows": packed}
-
-
 def _is_packed(payload: object, columns: Collection[frozenset[str]]) -> bool:
-    """Whether `payload` has _pack's shape: layouts that are the columns of a kind of the strata asked, and rows of
+    """Whether `payload` has the shape enumerate stores: layouts that are the columns of a kind of the strata asked, and rows of
     [layout index, scalars...] as wide as their layout. Checked whole before a row is served, with C-level passes
     over the rows (the warm path reads every kernel of an arch)."""
     if type(payload) is not dict or payload.keys() != {"layouts", "rows"}:
@@ -337,7 +388,3 @@ def _is_counts(payload: object, strata: Sequence[Stratum]) -> bool:
     return True
 
 
-def _unpack(hit: dict) -> Iterator[dict[str, object]]:
-    layouts = hit["layouts"]
-    for row in hit["rows"]:
-        yield dict(zip(layouts[row[0]], row[1:]))

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -164,9 +166,17 @@ def count_only(model: Model, p: StratumPlan) -> int:
 
 
 def configs(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> Iterator[dict[str, object]]:
+    """Every config of a stratum as a dict of its field values (see rows)."""
+    keys, values = rows(model, p, lazy_walk)
+    for row in values:
+        yield dict(zip(keys, row))
+
+
+def rows(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> tuple[tuple[str, ...], Iterator[tuple]]:
     """Every config of a stratum (solving it if needed): the join of its bags' solutions, streamed tree by tree.
 
-    Each dict holds the stratum constants, then every free field in the order of fields.toml. The order of the
+    Returns the keys, the stratum constants then every free field in the order of fields.toml, and the rows of
+    values in that order (tuples: a listing names and packs them without a dict per kernel). The order of the
     configs is fixed by the plan (same inputs, same order), and the same whichever way the bags are solved:
 
     * eagerly (ckspace.solve.walk): every bag enumerated completely first, when each has at most TREE_LIMIT solutions
@@ -179,6 +189,11 @@ def configs(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> Iter
 
     `lazy_walk` forces one way (True: lazy, False: eager, whatever the sizes).
     """
+    keys = (*p.constants, *(f.name for f in p.free))
+    return keys, _rows(model, p, lazy_walk)
+
+
+def _rows(model: Model, p: StratumPlan, lazy_walk: bool | None) -> Iterator[tuple]:
     if p.infeasible_by:
         return
     if lazy_walk is None and p.messages is None:
@@ -201,12 +216,11 @@ def configs(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> Iter
     yield from _join(walk.Walker(model.data.fields, p.factors, p.messages), p)
 
 
-def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[dict[str, object]]:
-    """The product of the roots' subtrees, as config dicts in field order."""
+def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[tuple]:
+    """The product of the roots' subtrees, as rows of the constants' and free fields' values in field order."""
     names = [n for r in p.roots for n in walker.names(r)]
     where = {n: i for i, n in enumerate(names)}
     order = [where[f.name] for f in p.free]
-    keys = [*p.constants, *(f.name for f in p.free)]
     base = tuple(p.constants.values())
     parts = [(lambda r=r: walker.subtree(r, ())) for r in p.roots]
     # The product re-makes every part after the first once per combination of the parts before it. Trailing roots
@@ -223,8 +237,13 @@ def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[d
     if len(parts) - small >= 2:
         tail = list(walk.product(parts[small:]))
         parts = parts[:small] + [lambda: tail]
+    if order == list(range(len(names))):  # the walk yields the fields in field order already
+        for values in walk.product(parts):
+            yield base + values
+        return
+    pick = operator.itemgetter(*order) if len(order) > 1 else (lambda v: tuple([v[j] for j in order]))
     for values in walk.product(parts):
-        yield dict(zip(keys, base + tuple([values[j] for j in order])))
+        yield base + pick(values)
 
 
 def clear_caches() -> None:

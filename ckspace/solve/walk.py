@@ -8,6 +8,9 @@ other parent rows) only when it is small.
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .bags import Bag, Key
@@ -80,13 +83,34 @@ class Walker:
                 yield own + tail
 
 
+TAILS_LIMIT = 100_000  # tuples of the parts after the first, made once per product call
+
+
 def product(parts: Sequence[Callable[[], Iterable[tuple]]], start: int = 0) -> Iterator[tuple]:
-    """Concatenated tuples of the Cartesian product of re-iterable parts, streamed (each part re-made per prefix)."""
+    """Concatenated tuples of the Cartesian product of re-iterable parts, streamed (each part re-made per prefix).
+
+    The parts are independent (a subtree depends on its own separator only). When every part after the first is a
+    list (a kept subtree: CK's catalogs always) and their product has at most TAILS_LIMIT tuples, that product is
+    made once and each head of the first part runs over it: the same tuples in the same order, without a generator
+    per prefix. Otherwise (a part that streams: a large subtree) each part is re-made per prefix."""
     if start == len(parts):
         yield ()
         return
     if start == len(parts) - 1:
         yield from parts[start]()
+        return
+    rest = [parts[i]() for i in range(start + 1, len(parts))]  # a generator does nothing until it is iterated
+    tails: list[tuple] | None = None
+    if all(type(r) is list for r in rest):
+        if len(rest) == 1:
+            tails = rest[0]  # type: ignore[assignment]
+        elif math.prod(map(len, rest)) <= TAILS_LIMIT:
+            concat = itertools.chain.from_iterable
+            tails = [tuple(concat(combo)) for combo in itertools.product(*rest)]
+    if tails is not None:
+        for head in parts[start]():
+            for tail in tails:
+                yield head + tail
         return
     for head in parts[start]():
         for tail in product(parts, start + 1):

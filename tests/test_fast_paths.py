@@ -173,6 +173,9 @@ def test_fast_name_agrees_with_format_name_or_fails_the_same(data) -> None:
     assert results[0] == results[1]
 
 
+OUTCOMES = [0, 0]  # failed, named: test_name_rows_sees_both_outcomes checks that the batches above met both
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_name_rows_names_a_batch_as_format_name_names_each_row(data) -> None:
@@ -187,7 +190,9 @@ def test_name_rows_names_a_batch_as_format_name_names_each_row(data) -> None:
             if f.name == spoiled and i == bad_row:
                 return data.draw(st.sampled_from([-1, 10**19, "x", None, 2.0, "Compv3", [1]]))
             return data.draw(st.sampled_from(list(f.values) if f.type != "bool" else [False, True, 0, 1]))
-        configs.append(_config(value))
+        cfg = _config(value)
+        cfg["layout"] = data.draw(st.sampled_from(["nhwgc", "ndhwgc", "ngchw", "NHWGC"]))
+        configs.append(cfg)
     keys = tuple(configs[0])
     rows = [tuple(c[k] for k in keys) for c in configs]
     try:
@@ -199,6 +204,35 @@ def test_name_rows_names_a_batch_as_format_name_names_each_row(data) -> None:
     except (ValueError, TypeError, KeyError) as exc:
         got = type(exc).__name__
     assert got == want
+    OUTCOMES[isinstance(want, list)] += 1
+    if spoiled is None:  # every value is of its domain: the domains may stand for the rows' integers and flags
+        try:
+            trusted: object = name_rows(keys, rows, DATA.fields)
+        except (ValueError, TypeError, KeyError) as exc:
+            trusted = type(exc).__name__
+        assert trusted == want
+
+
+def test_name_rows_sees_both_outcomes() -> None:
+    if OUTCOMES == [0, 0]:
+        test_name_rows_names_a_batch_as_format_name_names_each_row()  # run alone (-k, xdist): run the batches here
+    assert OUTCOMES[0] > 0 and OUTCOMES[1] > 0, OUTCOMES
+
+
+def test_a_domain_that_breaks_the_checks_sends_name_rows_back_to_the_rows() -> None:
+    """name_rows trusts the domains for integers and flags only when the domains pass the checks themselves."""
+    from dataclasses import replace
+
+    cfg = next(iter(Space(arch="gfx950", use_cache=False).enumerate(variant="forward", ndim=2, dtype="fp16")))
+    cfg = {k: v for k, v in cfg.items() if k != "name"}
+    keys = tuple(cfg)
+    bad = {**cfg, "tile_m": -16}
+    domains = {**DATA.fields, "tile_m": replace(DATA.fields["tile_m"], values=(-16, *DATA.fields["tile_m"].values))}
+    with pytest.raises(ValueError):
+        format_name(bad)
+    with pytest.raises(ValueError):
+        name_rows(keys, [tuple(cfg.values()), tuple(bad.values())], domains)
+    assert name_rows(keys, [tuple(cfg.values())], domains) == [format_name(cfg)]
 
 
 def test_names_are_the_names_of_enumerate(tmp_path, monkeypatch) -> None:

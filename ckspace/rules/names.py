@@ -13,6 +13,7 @@ import itertools
 import operator
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import KernelNameError
 
@@ -412,18 +413,21 @@ def fast_name(fields: Mapping[str, object]) -> str:
     return name_rows(tuple(fields), [tuple(fields.values())])[0]
 
 
-def name_rows(keys: Sequence[str], rows: Sequence[tuple]) -> list[str]:
+def name_rows(keys: Sequence[str], rows: Sequence[tuple], domains: Mapping[str, Any] | None = None) -> list[str]:
     """format_name of each row of values (in `keys` order), byte for byte, for the thousands of a listing.
 
     format_name checks every value of every call. Here the rows are checked column by column, in C-level passes:
     each distinct combination of text values by format_name itself, the first time it is seen, and the integers
     and flags by type and size; then one formatter compiled for the key order names every row. Rows that fail a
     check, or keys this fast path does not know, are named by format_name row by row, which fails as it fails.
-    tests/test_fast_paths.py compares the two on every kernel of every catalog and on random configs."""
+    tests/test_fast_paths.py compares the two on every kernel of every catalog and on random configs.
+
+    `domains` (field name -> FieldDef) promises that every integer and flag of the rows is a value of its field's
+    domain (rows a solve decoded): those columns are then checked on the domains, once, instead of on the rows."""
     if not rows:
         return []
     fmt = _formatter(tuple(keys), _row_kind(keys, rows[0]))
-    if fmt is not None and _rows_ok(fmt, keys, rows):
+    if fmt is not None and _rows_ok(fmt, keys, rows, domains):
         return list(map(fmt.name, rows))
     out = []
     for row in rows:
@@ -497,7 +501,19 @@ def _formatter(keys: tuple[str, ...], kind: str) -> _Formatter | None:
     return _Formatter(kind, index, ints, texts, flags, source)
 
 
-def _rows_ok(fmt: _Formatter, keys: Sequence[str], rows: Sequence[tuple]) -> bool:
+def _domains_ok(fmt: _Formatter, domains: Mapping[str, Any]) -> bool:
+    """Whether the domains of the formatter's integer and flag fields hold only values their checks accept."""
+    ints, flags = (_DW_INTS, ()) if fmt.kind == "dw" else (_GEMM_INTS, _FLAGS)
+    if not all(k in domains for k in (*ints, *flags)):
+        return False
+    int_values = [v for k in ints for v in domains[k].values]
+    flag_values = [v for k in flags for v in domains[k].values]
+    return (bool(int_values) and set(map(type, int_values)) == _INT_TYPE and min(int_values) >= 0
+            and max(int_values) < _INT_BOUND and set(map(type, flag_values)) <= _FLAG_TYPES)
+
+
+def _rows_ok(fmt: _Formatter, keys: Sequence[str], rows: Sequence[tuple],
+             domains: Mapping[str, Any] | None = None) -> bool:
     """Whether every row passes the checks format_name would make (see name_rows), its family is the
     formatter's, and each text combination was accepted by format_name (checked now, once, when new)."""
     try:
@@ -508,12 +524,13 @@ def _rows_ok(fmt: _Formatter, keys: Sequence[str], rows: Sequence[tuple]) -> boo
                 kinds |= {_row_kind((column,), (value,)) for value in values}
         if kinds != {fmt.kind}:
             return False
-        ints = list(itertools.chain.from_iterable(map(fmt.ints, rows)))
-        if set(map(type, ints)) != _INT_TYPE or min(ints) < 0 or max(ints) >= _INT_BOUND:
-            return False
-        if fmt.flags is not None and not set(map(type, itertools.chain.from_iterable(map(fmt.flags, rows)))) \
-                <= _FLAG_TYPES:
-            return False
+        if not (domains is not None and _domains_ok(fmt, domains)):
+            ints = list(itertools.chain.from_iterable(map(fmt.ints, rows)))
+            if set(map(type, ints)) != _INT_TYPE or min(ints) < 0 or max(ints) >= _INT_BOUND:
+                return False
+            if fmt.flags is not None and not set(map(type, itertools.chain.from_iterable(map(fmt.flags, rows)))) \
+                    <= _FLAG_TYPES:
+                return False
         firsts = dict(zip(map(fmt.texts, reversed(rows)), reversed(rows)))  # combination -> its first row
     except TypeError:  # an unhashable value, or one without an order
         return False

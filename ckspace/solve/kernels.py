@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Mapping, Sequence
 
 from .. import cache
 from . import listed
@@ -279,11 +279,11 @@ class KernelSpace:
             self._solver_imported_since(imported_before)
             keys, rows = _spelt(*solve.rows(self.model, plan, lazy_walk=lazy), self._spelling(st))
             if not large:
-                yield (*keys, "name"), _sorted_by_name(keys, list(rows))
+                yield (*keys, "name"), _sorted_by_name(keys, list(rows), self.data.fields)
             else:
                 self._large = True
                 imported_before = import_seconds()
-                yield (*keys, "name"), _named(keys, rows)  # too large to sort: the solver's order (documented)
+                yield (*keys, "name"), _named(keys, rows, self.data.fields)  # too large to sort: solver's order
                 # a lazy walk may load OR-Tools while the names stream: import time, within the output's time
                 self.timings.solver_import += import_seconds() - imported_before
 
@@ -308,19 +308,19 @@ def _spelt(keys: tuple[str, ...], rows: Iterator[tuple],
     return new_keys, respelt()
 
 
-def _sorted_by_name(keys: tuple[str, ...], rows: list[tuple]) -> list[tuple]:
+def _sorted_by_name(keys: tuple[str, ...], rows: list[tuple], domains: Mapping[str, D.FieldDef]) -> list[tuple]:
     """The rows of a stratum with their names appended, sorted by name (name_rows: one check and formatter for
-    all of them)."""
+    all of them; the solve took every value from its field's domain)."""
     from ..rules.names import name_rows
 
-    names = name_rows(keys, rows)
+    names = name_rows(keys, rows, domains)
     return [rows[i] + (names[i],) for i in sorted(range(len(rows)), key=names.__getitem__)]
 
 
 NAMES_PER_BATCH = 4096  # a streamed stratum is named in batches: the checks and the formatter run per batch
 
 
-def _named(keys: tuple[str, ...], rows: Iterable[tuple]) -> Iterator[tuple]:
+def _named(keys: tuple[str, ...], rows: Iterable[tuple], domains: Mapping[str, D.FieldDef]) -> Iterator[tuple]:
     """The rows of a stream with their names appended, in stream order."""
     from ..rules.names import name_rows
 
@@ -330,7 +330,7 @@ def _named(keys: tuple[str, ...], rows: Iterable[tuple]) -> Iterator[tuple]:
             batch.append(row)
             if len(batch) < NAMES_PER_BATCH:
                 continue
-        for values, name in zip(batch, name_rows(keys, batch)):
+        for values, name in zip(batch, name_rows(keys, batch, domains)):
             yield values + (name,)
         batch = []
 

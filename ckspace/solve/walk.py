@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -26,6 +27,26 @@ def _decoder(f: FieldDef) -> Callable[[int], object]:
     if f.type == "enum":
         return f.values.__getitem__
     return int
+
+
+def _getter(positions: Sequence[int]) -> Callable[[tuple], tuple]:
+    """row -> the tuple of its values at `positions` (a separator value)."""
+    if not positions:
+        return lambda row: ()
+    if len(positions) == 1:
+        (j,) = positions
+        return lambda row: (row[j],)
+    return operator.itemgetter(*positions)
+
+
+def _row_decoder(defs: Sequence[FieldDef], positions: Sequence[int]) -> Callable[[tuple], tuple]:
+    """row -> its values at `positions`, decoded (raw integers stand for themselves, enum indices for their value,
+    0/1 for false/true)."""
+    pick = _getter(positions)
+    decoders = [_decoder(f) for f in defs]
+    if all(d is int for d in decoders):
+        return lambda row: tuple(map(int, pick(row)))
+    return lambda row: tuple([d(v) for d, v in zip(decoders, pick(row))])
 
 
 def subtree_names(factors: Sequence[Bag], i: int) -> list[str]:
@@ -48,15 +69,15 @@ class Walker:
         for fac in factors:
             if fac.rows is None:
                 raise ValueError("walking a join tree needs the bags' rows")
-            dec = [_decoder(fields[fac.fields[j]]) for j in fac.own]
-            kids = [(messages[c], factors[c].parent_key) for c in fac.children]
+            decode = _row_decoder([fields[fac.fields[j]] for j in fac.own], fac.own)
+            kids = [(messages[c], _getter(factors[c].parent_key)) for c in fac.children]
+            key_of = _getter(fac.key)
             index: dict[Key, list[tuple[tuple, tuple[Key, ...]]]] = {}
             for row in fac.rows:
-                child_keys = tuple(tuple([row[j] for j in pk]) for _, pk in kids)
-                if not all(k in m for k, (m, _) in zip(child_keys, kids)):
+                child_keys = tuple([get(row) for _, get in kids])
+                if kids and not all([k in m for k, (m, _) in zip(child_keys, kids)]):
                     continue  # some child subtree has no config under this row
-                own = tuple(d(row[j]) for d, j in zip(dec, fac.own))
-                index.setdefault(tuple([row[j] for j in fac.key]), []).append((own, child_keys))
+                index.setdefault(key_of(row), []).append((decode(row), child_keys))
             self.by_key.append(index)
         self.memo: dict[tuple[int, Key], list[tuple]] = {}
 

@@ -141,10 +141,10 @@ def test_sample_formats_and_filters(capsys) -> None:
 def test_a_set_too_large_to_hold_is_refused_with_one_line(monkeypatch, capsys):
     # The open space (~10^13 kernels) is streamed by enumerate, but sample and coverage need the set in memory: past
     # the limit they stop with one line and exit 2 instead of being killed for memory.
-    import ckspace.select.sets as sets
+    import ckspace.select.selection as selection
     from ckspace.cli import main
 
-    monkeypatch.setattr(sets, "UNIVERSE_LIMIT", 1000)
+    monkeypatch.setattr(selection, "UNIVERSE_LIMIT", 1000)  # sets.bounded reads it when it is called
     assert main(["sample", "--arch", "gfx950", "--rules", "-ck-curation", "-n", "3", "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "more than 1,000 kernels" in err[0] and "--rules -ck-curation" in err[0]

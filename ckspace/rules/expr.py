@@ -547,10 +547,15 @@ def _source_of(node: Node) -> str:
 
 
 def fields_of(node: Node) -> frozenset[str]:
-    """The fields an expression reads."""
-    out: set[str] = set()
-    _collect(node, out)
-    return frozenset(out)
+    """The fields an expression reads (kept on the node: planning asks for the same trees' fields thousands of
+    times; a node is immutable, so its fields never change)."""
+    known = node.__dict__.get("_fields")
+    if known is None:
+        out: set[str] = set()
+        _collect(node, out)
+        known = frozenset(out)
+        object.__setattr__(node, "_fields", known)
+    return known
 
 
 def _collect(node: Node, out: set[str]) -> None:

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ..errors import CkspaceError, UsageError
 from ..rules.names import parse_name
-from . import objectives
-from . import coverage
-from .selection import UNIVERSE_LIMIT, Selection, cached_names, read_names, select, universe
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules.data import DataSet
     from ..solve.kernels import KernelSpace
+    from . import coverage, objectives
+    from .selection import Selection
+
+# objectives, coverage and selection are imported where a function needs them: a listing of a catalog (the common
+# cold run) never does.
 
 SELECTED_SETS = ("tests", "tiny")  # coverage-optimal subsets of a catalog (`--over`, default full), by objective
 CK_PROCEDURES = ("ck-full-tests", "ck-tiny")  # CK's own subsets of full, by its every-fifth procedures (spec 5, 6)
@@ -53,15 +55,20 @@ def catalog_of(set_name: str | None, over: str | None) -> str:
     return set_name
 
 
-def load_objective(space: "KernelSpace", set_name: str | None, objective_path: str | Path | None) -> objectives.Objective:
+def load_objective(space: "KernelSpace", set_name: str | None,
+                   objective_path: str | Path | None) -> "objectives.Objective":
     """The objective of a set (its own file), or the user's file; `tests` when neither names one."""
+    from . import objectives
+
     spec = objective_path if objective_path is not None else (set_name if set_name in SELECTED_SETS else "tests")
     return objectives.load(spec, space.data.fields)
 
 
 def selection_for(space: "KernelSpace", set_name: str, objective_path: str | Path | None = None,
-                  stable_from: str | Path | None = None) -> Selection:
+                  stable_from: str | Path | None = None) -> "Selection":
     """The `Selection` (configs and solver statistics) of `tests` or `tiny` under `space`'s rules."""
+    from .selection import select
+
     check_set(set_name, space.data.catalogs)
     if set_name not in SELECTED_SETS:
         raise UsageError(f"{set_name} is a catalog, not a selection (use Space.enumerate)")
@@ -72,6 +79,8 @@ def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = 
     """The kernels of a stream as a list, or one UsageError line when there are more than `limit`: a command that
     needs a whole set in memory (sample, coverage, a filtered selection) stops there instead of filling the
     memory with the open space (~10^13 kernels)."""
+    from .selection import UNIVERSE_LIMIT
+
     limit = UNIVERSE_LIMIT if limit is None else limit
     out: list[dict[str, object]] = []
     for cfg in stream:
@@ -84,7 +93,7 @@ def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = 
 
 def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str | Path | None = None,
                      stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
-                     where: str | None = None) -> tuple[list[dict[str, object]], Selection | None]:
+                     where: str | None = None) -> tuple[list[dict[str, object]], "Selection | None"]:
     """The kernels of a set (full, tests, tiny) as config dicts (fields + name), sorted by name, and the Selection
     behind them (None for full).
 
@@ -197,6 +206,9 @@ def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name
 
     Reading the cache needs no enumeration and no solver: the key is ckspace.select.selection.select's own.
     """
+    from . import objectives
+    from .selection import cached_names
+
     try:
         objective = objectives.load(set_name, data.fields)
     except CkspaceError:
@@ -211,11 +223,13 @@ def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name
 
 def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set_name: str | None = None,
                     objective_path: str | Path | None = None, stable_from: str | Path | None = None,
-                    source: str = "names") -> coverage.Report:
+                    source: str = "names") -> "coverage.Report":
     """The coverage of a list of names, or of a named set (tests when neither is given), against an objective
     (the set's own, or tests for a list): per dimension and pair, covered/total and the uncovered items; names that
     are not in full are listed with the first reason."""
     from ..rules.check import first_reason
+    from . import coverage
+    from .selection import select, universe
 
     if names is not None and set_name is not None:
         raise UsageError("give either a FILE of names or --set, not both")
@@ -290,4 +304,6 @@ def respelt(names: list[str], full_names: Mapping[str, object]) -> list[str]:
 
 def read_name_file(path: str | Path) -> list[str]:
     """The names of a file (one per line, '#' comments; '-' is stdin)."""
+    from .selection import read_names
+
     return read_names(path)

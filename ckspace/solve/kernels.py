@@ -321,18 +321,21 @@ NAMES_PER_BATCH = 4096  # a streamed stratum is named in batches: the checks and
 
 
 def _named(keys: tuple[str, ...], rows: Iterable[tuple], domains: Mapping[str, D.FieldDef]) -> Iterator[tuple]:
-    """The rows of a stream with their names appended, in stream order."""
+    """The rows of a stream with their names appended, in stream order. The batches start at 16 rows and double
+    up to NAMES_PER_BATCH, so the first names come as soon as before (an open-space stream makes 40,000 a second)."""
     from ..rules.names import name_rows
 
     batch: list[tuple] = []
+    size = 16
     for row in itertools.chain(rows, [None]):
         if row is not None:
             batch.append(row)
-            if len(batch) < NAMES_PER_BATCH:
+            if len(batch) < size:
                 continue
         for values, name in zip(batch, name_rows(keys, batch, domains)):
             yield values + (name,)
         batch = []
+        size = min(2 * size, NAMES_PER_BATCH)
 
 
 def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:

@@ -137,6 +137,23 @@ def test_every_config_passes_the_oracle_and_counts_agree(dataset):
     assert total == 14048
 
 
+def test_strata_that_fold_alike_share_a_plan_and_give_their_own_configs(dataset):
+    """fp16 and bf16 fold to one shape (a plan and a walk shared): each stratum's configs, listed after the other
+    one of its shape, are those of a model that lists it alone, and pass the plain-Python check; a filter that
+    only one dtype's table can meet splits the shape."""
+    model = _model(dataset)
+    first, second = Stratum("bwd_weight", 2, "fp16"), Stratum("bwd_weight", 2, "bf16")
+    assert solve.plan(model, first).shape == solve.plan(model, second).shape
+    _configs(model, first)  # walked: kept for the shape
+    shared = _configs(model, second)
+    alone = _configs(_model(dataset), second)
+    assert shared == alone and len(shared) == SPEC[("bwd_weight", 2)][1]
+    assert all(c["dtype"] == "bf16" and check.is_valid(model, c) for c in shared)
+    one = _where(dataset, "dtype == 'fp16' or tile_m == 16")
+    assert solve.plan(model, first, [one]).shape != solve.plan(model, second, [one]).shape
+    assert {c["tile_m"] for c in _configs(model, second, [one])} == {16}
+
+
 @pytest.mark.parametrize("label", ["forward 2 fp16", "bwd_weight 2 fp32", "bwd_data 3 bf16", "forward_depthwise 2 fp32"])
 def test_same_set_as_the_unfactored_solver(dataset, label):
     variant, ndim, dtype = label.split()

@@ -17,9 +17,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
-
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
@@ -51,18 +52,48 @@ class StratumPlan:
     solver_calls: int = 0  # CP-SAT models solved by count_only's elimination
     timings: dict[str, float] = field(default_factory=dict)  # CPU seconds: compile, solve, combine
     searches: Stats = field(default_factory=Stats)  # CP-SAT searches run for this plan (eager and lazy) and their rows
+    shape: tuple | None = None  # its kind, free fields and folded rules: strata of one shape share a plan (_SHAPES)
 
     def postorder(self) -> list[int]:
         return jointree.postorder([f.children for f in self.factors], self.roots)
 
 
+@dataclass
+class _Shape:
+    """What strata whose rules fold alike share: the join tree (bag templates, without rows) and, once one of them
+    was walked whole, the free fields' values of every config in walk order."""
+
+    factors: list[Bag]
+    roots: list[int]
+    free_rows: list[tuple] | None = None
+
+
+# Per model: plans by shape. On gfx950 the 24 strata have 12 shapes (fp16 and bf16 fold alike, and fp32's 2D and 3D).
+_SHAPES: "weakref.WeakKeyDictionary[Model, dict[tuple, _Shape]]" = weakref.WeakKeyDictionary()
+SHARED_ROWS_LIMIT = 200_000  # a walk of at most this many configs is kept for the strata of its shape
+
+
 def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> StratumPlan:
-    """Fold the rules (and `filters`, as constraints like any rule) for the stratum and build its join tree."""
+    """Fold the rules (and `filters`, as constraints like any rule) for the stratum and build its join tree (once
+    per shape: a stratum whose free fields and folded rules are another's gets copies of that one's bags)."""
     consts, constraints, infeasible = fold_constraints(model, stratum, model.rules_for(stratum.kind), filters)
     free = [f for f in model.fields(stratum.kind) if f.name not in consts]
     result = StratumPlan(stratum, consts, free, infeasible_by=infeasible, constraints=constraints)
     if infeasible:
         return result
+    result.shape = (stratum.kind, tuple(f.name for f in free), tuple((c.id, c.when, c.require) for c in constraints))
+    shapes = _SHAPES.setdefault(model, {})
+    known = shapes.get(result.shape)
+    if known is not None:
+        result.factors = [dataclasses.replace(bag) for bag in known.factors]  # fresh rows and counters
+        result.roots = list(known.roots)
+        return result
+    _build_tree(result, free, constraints)
+    shapes[result.shape] = _Shape([dataclasses.replace(bag) for bag in result.factors], list(result.roots))
+    return result
+
+
+def _build_tree(result: StratumPlan, free: list[FieldDef], constraints: list[Constraint]) -> None:
     names = [f.name for f in free]
     tree = jointree.join_tree(names, [c.scope for c in constraints], size_model(free, constraints, {}))
     for bag in tree.bags:
@@ -75,7 +106,6 @@ def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> Stra
             tuple(i for i, f in enumerate(bag.fields) if f not in up),
         ))
     result.roots = list(tree.roots)
-    return result
 
 
 def _message(p: StratumPlan, i: int) -> dict[Key, int]:
@@ -196,6 +226,12 @@ def rows(model: Model, p: StratumPlan, lazy_walk: bool | None = None) -> tuple[t
 def _rows(model: Model, p: StratumPlan, lazy_walk: bool | None) -> Iterator[tuple]:
     if p.infeasible_by:
         return
+    base = tuple(p.constants.values())
+    shape = _SHAPES.get(model, {}).get(p.shape) if p.shape is not None else None
+    if shape is not None and shape.free_rows is not None and lazy_walk is not True:
+        for values in shape.free_rows:  # a stratum of this shape was walked: the same configs, other constants
+            yield base + values
+        return
     if lazy_walk is None and p.messages is None:
         try:
             solve_plan(model, p, limit=TREE_LIMIT)
@@ -204,24 +240,32 @@ def _rows(model: Model, p: StratumPlan, lazy_walk: bool | None) -> Iterator[tupl
     if lazy_walk:
         walker = lazy.LazyWalker(model.data.fields, p.factors, p.searches, p.timings,
                                  size=size_model(p.free, p.constraints, {}))
-        yield from _join(walker, p)
+        for values in _join(walker, p):
+            yield base + values
         return
     if p.messages is not None and any(f.rows is None for f in p.factors):
         p.messages = None  # counted without keeping rows (count_only): solve again, keeping them
     if p.messages is None:
         solve_plan(model, p)
-    if count_plan(p) == 0:
+    total = count_plan(p)
+    if total == 0:
         return
     assert p.messages is not None
-    yield from _join(walk.Walker(model.data.fields, p.factors, p.messages), p)
+    walked = _join(walk.Walker(model.data.fields, p.factors, p.messages), p)
+    if shape is None or total > SHARED_ROWS_LIMIT:
+        for values in walked:
+            yield base + values
+        return
+    shape.free_rows = free_rows = list(walked)  # kept for the other strata of the shape (fp16 -> bf16)
+    for values in free_rows:
+        yield base + values
 
 
 def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[tuple]:
-    """The product of the roots' subtrees, as rows of the constants' and free fields' values in field order."""
+    """The product of the roots' subtrees, as rows of the free fields' values in field order."""
     names = [n for r in p.roots for n in walker.names(r)]
     where = {n: i for i, n in enumerate(names)}
     order = [where[f.name] for f in p.free]
-    base = tuple(p.constants.values())
     parts = [(lambda r=r: walker.subtree(r, ())) for r in p.roots]
     # The product re-makes every part after the first once per combination of the parts before it. Trailing roots
     # with few configs each (fields no rule links, a handful of values each) are therefore multiplied out once,
@@ -238,16 +282,16 @@ def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[t
         tail = list(walk.product(parts[small:]))
         parts = parts[:small] + [lambda: tail]
     if order == list(range(len(names))):  # the walk yields the fields in field order already
-        for values in walk.product(parts):
-            yield base + values
+        yield from walk.product(parts)
         return
     pick = operator.itemgetter(*order) if len(order) > 1 else (lambda v: tuple([v[j] for j in order]))
     for values in walk.product(parts):
-        yield base + pick(values)
+        yield pick(values)
 
 
 def clear_caches() -> None:
     """Forget solved bag models, counted strata and join trees (for cold-run measurements)."""
     clear_memo()
     _COUNTED.clear()
+    _SHAPES.clear()
     jointree._TREES.clear()

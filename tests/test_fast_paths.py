@@ -410,3 +410,20 @@ def test_fuzz_the_rows_fast_path_reads_what_tomllib_reads(rows, name, trailing, 
         return
     assert json.dumps(schema.parse_toml(text.encode("utf-8", "surrogatepass"), "fuzz.toml"),
                       allow_nan=True) == json.dumps(expected, allow_nan=True)
+
+
+def test_the_process_entry_defers_the_collector_and_the_library_does_not() -> None:
+    """The `ckspace` process collects cyclic garbage every 200,000 allocations (a catalog's run never); a program
+    that uses the library keeps its own setting."""
+    import gc
+
+    from ckspace.cli import GC_FIRST_GENERATION, main
+
+    code = "import gc, ckspace.cli as c; c.main = lambda argv=None: print(gc.get_threshold()[0]) or 0; c.run()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, check=True).stdout
+    assert int(out) == GC_FIRST_GENERATION == 200_000
+    before = gc.get_threshold()
+    assert main(["enumerate", "--arch", "gfx950", "--variant", "bwd_data", "--dtype", "fp32", "--count",
+                 "--no-cache"]) == 0
+    assert gc.get_threshold() == before

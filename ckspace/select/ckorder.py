@@ -19,6 +19,7 @@ filters), so whether a config's pair is a curated candidate tells which of the t
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Mapping
 
 from ..errors import DataError
@@ -50,6 +51,7 @@ class CkOrder:
         self.dw_rows = {tuple(row): i for i, row in reversed(list(enumerate(dw["rows"])))}  # first row wins
         self._blocks: dict[tuple[str, int, str], list[Block]] = {}
         self._memo: dict[tuple, object] = {}  # pipeline tables and wave/warp keys, per block, tile and pair
+        self._fast: dict[tuple, tuple[Key, dict]] = {}  # _BLOCK_AND_PAIR values -> (key head, pipeline order)
 
     def _index(self, table: Mapping[Any, int], value: Any, what: str, config: Config) -> int:
         if value not in table:
@@ -97,7 +99,20 @@ class CkOrder:
         return False
 
     def key(self, config: Config) -> Key:
-        """The config's place in CK's generation of `full` (tuples of equal length; smaller comes first)."""
+        """The config's place in CK's generation of `full` (tuples of equal length; smaller comes first).
+
+        The parts a block, a tile and a wave/warp pair fix are looked up by those values (_fast); a config whose
+        parts are not known yet, or that has no place, takes the full computation (_key), which says why."""
+        if config["variant"] != DEPTHWISE:
+            fixed = self._fast.get(_BLOCK_AND_PAIR(config))
+            if fixed is not None:
+                pipe = fixed[1].get((config["pipeline"], config["scheduler"]))
+                spec = self.specs.get(config["specialization"])
+                if pipe is not None and spec is not None:
+                    return (*fixed[0], *map(int, _VECS(config)), pipe, spec)
+        return self._key(config)
+
+    def _key(self, config: Config) -> Key:
         if config["variant"] == DEPTHWISE:
             row = tuple(config[c] for c in self.dw_columns)
             return (self._index(self.variants, self.depthwise_after, "variant", config), len(self.ndims),
@@ -122,11 +137,18 @@ class CkOrder:
             if pair is None:
                 pair = self._memo[pair_key] = self._pair_key(config, tile)
             pipe = self._index(pipe_table, (config["pipeline"], config["scheduler"]), "pipeline/scheduler", config)
+            spec = self._index(self.specs, config["specialization"], "specialization", config)
+            self._fast[_BLOCK_AND_PAIR(config)] = ((*head, b_index, t_index, *pair), pipe_table)
             return (*head, b_index, t_index, *pair,
-                    int(config["vec_a"]), int(config["vec_b"]), int(config["vec_c"]), pipe,
-                    self._index(self.specs, config["specialization"], "specialization", config))
+                    int(config["vec_a"]), int(config["vec_b"]), int(config["vec_c"]), pipe, spec)
         raise DataError(f"{config.get('name', config)}: tile {tile} with features {feature} is in no block of "
                         f"CK's {variant} {ndim}d {dtype} generation")
+
+
+# A GEMM config's values that fix its key up to the vectors, the pipeline and the specialization.
+_BLOCK_AND_PAIR = operator.itemgetter("variant", "ndim", "dtype", "tile_m", "tile_n", "tile_k", *FEATURE_COLUMNS,
+                                      "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n")
+_VECS = operator.itemgetter("vec_a", "vec_b", "vec_c")
 
 
 def ck_sorted(configs: list[dict[str, Any]], data: DataSet, arch: str) -> list[dict[str, Any]]:

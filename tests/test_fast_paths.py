@@ -412,6 +412,34 @@ def test_fuzz_the_rows_fast_path_reads_what_tomllib_reads(rows, name, trailing, 
                       allow_nan=True) == json.dumps(expected, allow_nan=True)
 
 
+_FRAGMENT = st.sampled_from(["[", "]", '"', ",", " ", "1", "true", '"a"', '"]"', '"["', '"\\""', "\\", "[1]"])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.lists(_FRAGMENT, max_size=6).map(lambda parts: "[" + "".join(parts) + "]"),
+                      min_size=1, max_size=4))
+def test_row_lines_that_open_or_close_what_another_line_holds_read_as_tomllib_reads(lines, monkeypatch) -> None:
+    """A block's rows are parsed in one JSON array only where that reads each line as one row: lines whose
+    brackets or quotes pair up with another line's (["a", "x],["] then ["]) give tomllib's document or fail
+    as tomllib fails, never rows of their own making."""
+    import tomllib
+
+    from ckspace.errors import DataError
+    from ckspace.rules import schema
+
+    monkeypatch.setattr(schema, "FAST_ROWS_MIN", 0)
+    for text in ("rows = [\n" + "".join(f"  {line},\n" for line in lines) + "]\n",
+                 "rows = [\n" + "".join(f"  {line}\n" for line in lines) + "]\n",  # no commas: TOML's error
+                 'rows = [\n  ["a", "x],["],\n  ["p"],["q"],\n  ["]\n]\n'):
+        try:
+            expected = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError):
+            with pytest.raises(DataError):
+                schema.parse_toml(text.encode(), "fuzz.toml")
+            continue
+        assert schema.parse_toml(text.encode(), "fuzz.toml") == expected
+
+
 def test_the_process_entry_defers_the_collector_and_the_library_does_not() -> None:
     """The `ckspace` process collects cyclic garbage every 200,000 allocations (a catalog's run never); a program
     that uses the library keeps its own setting."""

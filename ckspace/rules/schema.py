@@ -16,6 +16,7 @@ one predicate). Each spec knows how to describe itself, so error lines are gener
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -259,7 +260,7 @@ class ListOf(Spec):
     finds the entry faster than "rule[41]".
     """
 
-    __slots__ = ("item", "min_len", "max_len", "unique", "what", "note_key", "_plain")
+    __slots__ = ("item", "min_len", "max_len", "unique", "what", "note_key", "_plain", "_plain_rows")
 
     def __init__(self, item: Spec, min_len: int = 0, max_len: int | None = None, unique: bool = False,
                  what: str = "", note_key: str | None = None):
@@ -270,6 +271,9 @@ class ListOf(Spec):
         self.what = what
         self.note_key = note_key
         self._plain = _plain_types(item)
+        # A list of rows of plain cells (a big table's rows): checked in C-level passes over all of them at once.
+        self._plain_rows = ((item._plain, item.min_len, item.max_len)
+                            if isinstance(item, ListOf) and item._plain is not None and not item.unique else None)
 
     def _expected(self) -> str:
         return self._phrase("a list", "a non-empty list")
@@ -298,6 +302,8 @@ class ListOf(Spec):
             raise mismatch(path, self.expected(), value)
         if self._plain is not None and _all_plain(value, self._plain):
             pass  # a row of a big table: every cell a plain int, string or boolean, checked in one pass
+        elif self._plain_rows is not None and _all_plain_rows(value, *self._plain_rows):
+            pass  # every row of a big table so: the rows are not checked one by one
         else:
             self._check_items(value, path)
         if self.unique:
@@ -340,7 +346,24 @@ def _plain_types(spec: Spec) -> frozenset[type] | None:
 def _all_plain(value: list, types: frozenset[type]) -> bool:
     if not set(map(type, value)) <= types:
         return False
-    return int not in types or all(INT64_MIN <= v <= INT64_MAX for v in value if type(v) is int)
+    if int not in types:
+        return True
+    ints = [v for v in value if type(v) is int]
+    return not ints or (min(ints) >= INT64_MIN and max(ints) <= INT64_MAX)
+
+
+def _all_plain_rows(rows: list, types: frozenset[type], min_len: int, max_len: int | None) -> bool:
+    """Whether every row is a list of min_len..max_len plain cells of `types` (what each row's own check accepts);
+    False leaves the rows to their own checks, which name the first one that fails."""
+    if not rows:
+        return True
+    if set(map(type, rows)) != {list}:
+        return False
+    lengths = set(map(len, rows))
+    if min(lengths) < min_len or (max_len is not None and max(lengths) > max_len):
+        return False
+    cells = list(itertools.chain.from_iterable(rows))
+    return _all_plain(cells, types)
 
 
 TableCheck = Callable[[Mapping[str, Any], KeyPath], None]
@@ -573,7 +596,7 @@ def parse_toml(blob: bytes, label: str) -> dict[str, Any]:
 # config table has 3,157 of them, 500 KB, which tomllib takes 0.17 s to read).
 _ROWS_OPEN = re.compile(r"^[ \t]*rows[ \t]*=[ \t]*\[[ \t]*$")
 _ROWS_CLOSE = re.compile(r"^[ \t]*\][ \t]*$")
-_ROW_LINE = re.compile(r"^[ \t]*(\[.*\])[ \t]*,?[ \t]*$")
+_ROW_LINE = re.compile(r"^[ \t]*(\[.*\])[ \t]*(,?)[ \t]*$")
 _MARK = "\\u0000ckspace-rows-{}"  # a TOML string no data holds: NUL is not text
 FAST_ROWS_MIN = 65536  # smaller files: tomllib is fast enough
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -596,24 +619,24 @@ def _with_rows_read(text: str) -> dict[str, Any] | None:
             out_lines.append(line)
             i += 1
             continue
-        rows: list[Any] = []
+        texts: list[str] = []
+        comma = True
         i += 1
         while i < len(lines) and not _ROWS_CLOSE.match(lines[i]):
             if lines[i].strip():
                 match = _ROW_LINE.match(lines[i])
-                if match is None or "\\/" in match.group(1) or "\x7f" in match.group(1) \
-                        or _SURROGATE_ESCAPE.search(match.group(1)):
-                    return None  # an escape TOML lacks (\/, a surrogate \ud83d), or DEL, which TOML wants escaped
-                try:
-                    row = json.loads(match.group(1), parse_constant=_not_toml)
-                except ValueError:
-                    return None
-                if not _toml_like(row):
-                    return None
-                rows.append(row)
+                if match is None or not comma:
+                    return None  # not a row line, or a row after one without its comma (TOML's error)
+                texts.append(match.group(1))
+                comma = bool(match.group(2))
             i += 1
         if i == len(lines):
             return None  # an unclosed array: tomllib's error
+        rows = _rows_at_once(texts)
+        if rows is None:
+            rows = _rows_one_by_one(texts)
+            if rows is None:
+                return None
         out_lines.append(line.replace("[", "[\"" + _MARK.format(len(blocks)) + "\"]", 1))
         blocks.append(rows)
         i += 1
@@ -631,6 +654,40 @@ def _not_toml(name: str) -> Any:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_CELLS = frozenset((int, bool, str))
+
+
+def _rows_at_once(texts: list[str]) -> list[Any] | None:
+    """The rows of a block's lines as one JSON array (one C-level parse), where that reads each line as exactly
+    one row: no backslash anywhere (so no escape, and every string ends where its quotes pair up on its line),
+    an even number of quotes on each line, rows of plain cells only (no line can open a list the next one closes)
+    and one row per line. None: read them one by one."""
+    joined = ",".join(texts)
+    if "\\" in joined or "\x7f" in joined or any(t.count('"') % 2 for t in texts):
+        return None
+    try:
+        rows = json.loads(f"[{joined}]", parse_constant=_not_toml)
+    except ValueError:
+        return None
+    if len(rows) != len(texts) or set(map(type, rows)) != {list} \
+            or not set(map(type, itertools.chain.from_iterable(rows))) <= _PLAIN_CELLS:
+        return None
+    return rows
+
+
+def _rows_one_by_one(texts: list[str]) -> list[Any] | None:
+    """Each line's row read on its own; None where a line is not in the plain form TOML and JSON read alike."""
+    rows = []
+    for text in texts:
+        if "\\/" in text or "\x7f" in text or _SURROGATE_ESCAPE.search(text):
+            return None  # an escape TOML lacks (\/, a surrogate \ud83d), or DEL, which TOML wants escaped
+        try:
+            row = json.loads(text, parse_constant=_not_toml)
+        except ValueError:
+            return None
+        if not _toml_like(row):
+            return None
+        rows.append(row)
+    return rows
 
 
 def _toml_like(value: Any) -> bool:

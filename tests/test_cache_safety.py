@@ -578,6 +578,15 @@ def test_the_data_is_loaded_once_until_a_file_changes(tmp_path: Path) -> None:
     assert second.digest != first.digest
     families.write_text(text)
     assert load(root).families["arch"].doc.startswith("hardware facts")
+    # Only the few most recent directories are kept: loading more lets the oldest go (read again when asked).
+    from ckspace.rules import data as D
+
+    kept = load(root)
+    for i in range(D.LOADED_KEPT):
+        other = tmp_path / f"other{i}"
+        shutil.copytree(default_constraints_dir(), other)
+        load(other)
+    assert len(D._LOADED) == D.LOADED_KEPT and load(root) is not kept
 
 
 @pytest.mark.parametrize("payload", [[[1], None], [["a"]], {"a": 1}, [["x"], [2]]])

@@ -8,6 +8,7 @@ DataError line naming the file and the entry.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -180,7 +181,10 @@ def load_fields(root: Path | None = None) -> dict[str, FieldDef]:
     return _field_defs(read_toml(root / "fields.toml", root))
 
 
-_LOADED: dict[Path, DataSet] = {}  # the last DataSet of each directory, served again while its digest holds
+# The last DataSet of the most recently loaded directories, served again while a directory's digest holds (a few:
+# a program that loads many directories, such as the test suite, does not keep them all).
+_LOADED: "OrderedDict[Path, DataSet]" = OrderedDict()
+LOADED_KEPT = 4
 
 
 def load(root: Path | None = None) -> DataSet:
@@ -193,10 +197,14 @@ def load(root: Path | None = None) -> DataSet:
     digest = digest_dir(root)
     known = _LOADED.get(root)
     if known is not None and known.digest == digest:
+        _LOADED.move_to_end(root)
         return known
     data = _load(root)
     data.digest = digest  # type: ignore[misc]  # the bytes the memo is keyed on (cached_property's slot)
     _LOADED[root] = data
+    _LOADED.move_to_end(root)
+    while len(_LOADED) > LOADED_KEPT:
+        _LOADED.popitem(last=False)
     return data
 
 

@@ -70,7 +70,7 @@ class _Shape:
 
 # Per model: plans by shape. On gfx950 the 24 strata have 12 shapes (fp16 and bf16 fold alike, and fp32's 2D and 3D).
 _SHAPES: "weakref.WeakKeyDictionary[Model, dict[tuple, _Shape]]" = weakref.WeakKeyDictionary()
-SHARED_ROWS_LIMIT = 200_000  # a walk of at most this many configs is kept for the strata of its shape
+SHARED_ROWS_LIMIT = 50_000  # a walk of at most this many configs is kept (CK's largest stratum has 2,404)
 
 
 def plan(model: Model, stratum: Stratum, filters: Sequence[E.Node] = ()) -> StratumPlan:

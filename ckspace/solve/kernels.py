@@ -170,7 +170,8 @@ class KernelSpace:
                     yield layouts[packed_row[0]], tuple(packed_row[1:])
                 return
         self._large = False
-        # The cache entry is packed as the rows come (_pack's shape), from the tuples the solve gives.
+        # The cache entry ({"layouts": [...], "rows": [[layout index, values...], ...]}, what _is_packed checks) is
+        # packed from the tuples the solve gives, as they come.
         layouts: dict[tuple[str, ...], int] = {}
         packed: list[tuple] | None = [] if self.use_cache else None
         for named, rows in self._solve(strata, node):

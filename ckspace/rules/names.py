@@ -347,7 +347,7 @@ def _word(fields: Mapping[str, object], key: str) -> str:
 
 def format_name(fields: Mapping[str, object]) -> str:
     """The canonical name of a field dict as parse_name returns it (extra keys are ignored)."""
-    depthwise = fields.get("kind") == "depthwise" or fields.get("variant") == "forward_depthwise"
+    depthwise = _kind_of(fields) == "dw"
     head = f"{_word(fields, 'dtype')}_{_word(fields, 'layout')}_{_num(fields, 'ndim')}d"
     if depthwise:
         n = {k: _num(fields, k) for k in ("dw_tile_h", "dw_tile_w", "filter_size", "stride_h", "stride_w", "pad_h",
@@ -412,18 +412,21 @@ def fast_name(fields: Mapping[str, object]) -> str:
     """format_name, byte for byte, at a fraction of its cost: name_rows of one row, with the row's own checks (a
     text combination format_name has not accepted yet goes through name_rows, which asks it)."""
     keys, row = tuple(fields), tuple(fields.values())
-    kind = "dw" if fields.get("kind") == "depthwise" or fields.get("variant") == "forward_depthwise" else "gemm"
-    fmt = _formatter(keys, kind)
-    if fmt is not None:
-        try:
-            ints = fmt.ints(row)
-            if (set(map(type, ints)) == _INT_TYPE and min(ints) >= 0 and max(ints) < _INT_BOUND
-                    and (fmt.flags is None or set(map(type, fmt.flags(row))) <= _FLAG_TYPES)
-                    and (fmt.kind, *fmt.texts(row)) in _CHECKED_TEXT):
-                return fmt.name(row)
-        except TypeError:  # an unhashable or unordered value: the checks below say what format_name says
-            pass
+    fmt = _formatter(keys, _kind_of(fields))
+    if fmt is not None and _row_ok(fmt, row):
+        return fmt.name(row)
     return name_rows(keys, [row])[0]
+
+
+def _row_ok(fmt: "_Formatter", row: tuple) -> bool:
+    """The checks of _rows_ok on one row, for a text combination format_name has accepted already."""
+    try:
+        ints = fmt.ints(row)
+        return (set(map(type, ints)) == _INT_TYPE and min(ints) >= 0 and max(ints) < _INT_BOUND
+                and (fmt.flags is None or set(map(type, fmt.flags(row))) <= _FLAG_TYPES)
+                and (fmt.kind, *fmt.texts(row)) in _CHECKED_TEXT)
+    except TypeError:  # an unhashable or unordered value: name_rows says what format_name says
+        return False
 
 
 def name_rows(keys: Sequence[str], rows: Sequence[tuple], domains: Mapping[str, Any] | None = None) -> list[str]:
@@ -455,9 +458,13 @@ def name_rows(keys: Sequence[str], rows: Sequence[tuple], domains: Mapping[str, 
     return out
 
 
-def _row_kind(keys: Sequence[str], row: tuple) -> str:
-    fields = dict(zip(keys, row))
+def _kind_of(fields: Mapping[str, object]) -> str:
+    """The kernel family a config is named as: depthwise ("dw") or GEMM."""
     return "dw" if fields.get("kind") == "depthwise" or fields.get("variant") == "forward_depthwise" else "gemm"
+
+
+def _row_kind(keys: Sequence[str], row: tuple) -> str:
+    return _kind_of(dict(zip(keys, row)))
 
 
 class _Formatter:

@@ -17,7 +17,9 @@ from ckspace import Space
 from ckspace.errors import DataError, UsageError
 from ckspace.rules import data as D
 from ckspace.select.ckorder import CkOrder, ck_sorted
+from ckspace.select import ckprocedures
 from ckspace.select.ckprocedures import ck_full_tests, ck_subset, ck_tiny, members_of
+from ckspace.select.sets import procedure_configs
 from conftest import full_set
 
 try:  # tests/ is not a package: pytest puts tests/ itself on sys.path (rootdir-relative import as a fallback)
@@ -178,6 +180,45 @@ def test_ck_subset_gfx950() -> None:
     space = Space(arch="gfx950")
     assert names(ck_subset(space, "ck-tiny")) == names(oracle_tiny("gfx950"))
     assert names(ck_subset(space, "ck-full-tests")) == names(oracle_full_tests("gfx950"))
+
+
+@pytest.mark.parametrize("arch", ("gfx950", "gfx90a"))
+def test_keys_and_facts_read_from_rows_are_those_of_the_configs(arch: str) -> None:
+    """CK's order and full-tests read rows by column index (no dict per kernel): the same keys and facts as from
+    each config, in any column order, through the lookups of a fresh order (each first row takes the full
+    computation) and of a used one. The dict path is checked against the oracle above."""
+    space = Space(arch=arch)
+    runs: dict[tuple[str, ...], list[tuple]] = {}
+    for keys, row in space.rows():
+        runs.setdefault(keys, []).append(row)
+    assert len(runs) == 2  # the GEMM layout and depthwise's
+    used = CkOrder(data(), arch)
+    for keys, rows in runs.items():
+        configs = [dict(zip(keys, row)) for row in rows]
+        expected = [CkOrder(data(), arch).key(c) for c in configs]
+        assert used.row_keys(keys, rows) == expected
+        assert used.row_keys(keys, rows) == expected  # now from the lookups the first pass filled
+        backwards = tuple(reversed(keys))
+        assert CkOrder(data(), arch).row_keys(backwards, [row[::-1] for row in rows]) == expected
+        facts = [ckprocedures._facts(c) for c in configs]
+        assert ckprocedures._row_facts(keys, rows) == facts
+        assert ckprocedures._row_facts(backwards, [row[::-1] for row in rows]) == facts
+        assert {kind for kind, _ in facts} >= {f"depthwise:{d}" for d in ("fp16", "bf16", "fp32")} \
+            if "pipeline" not in keys else {kind.split(":")[0] for kind, _ in facts} == set(TINY_SPLIT) - {"depthwise"}
+
+
+def test_procedure_configs_from_the_cached_names_are_the_computed_ones(tmp_path, monkeypatch) -> None:
+    """`enumerate --set ck-full-tests` computes the set once; a later run with its names cached (another format)
+    builds the same configs from the listing."""
+    monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path))
+    for set_name, oracle in (("ck-full-tests", oracle_full_tests), ("ck-tiny", oracle_tiny)):
+        computed = procedure_configs(Space(arch="gfx950"), set_name)
+        assert list(tmp_path.glob("ck-procedure/*.json"))
+        from_cache = procedure_configs(Space(arch="gfx950"), set_name)
+        assert from_cache == computed
+        assert names(computed) == sorted(names(oracle("gfx950")))
+        assert computed == sorted((c for c in full_set("gfx950") if c["name"] in set(names(computed))),
+                                  key=lambda c: c["name"])
 
 
 def test_ck_subset_refuses_what_it_cannot_do() -> None:

@@ -20,7 +20,7 @@ filters), so whether a config's pair is a curated candidate tells which of the t
 from __future__ import annotations
 
 import operator
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import DataError
 from ..rules.curation import FEATURE_COLUMNS, PLAIN_FEATURES, CkCuration, parse_pair
@@ -112,6 +112,30 @@ class CkOrder:
                     return (*fixed[0], *map(int, _VECS(config)), pipe, spec)
         return self._key(config)
 
+    def row_keys(self, keys: tuple[str, ...], rows: Sequence[tuple]) -> list[Key]:
+        """key() of each row of one layout (`keys` names its columns), without a dict per row: the same lookups by
+        column index; a row key() would take the full computation for goes through key() as a dict."""
+        if "variant" not in keys or not all(k in keys for k in _ROW_FIELDS):
+            return [self.key(dict(zip(keys, row))) for row in rows]
+        at = {k: i for i, k in enumerate(keys)}
+        block_and_pair = operator.itemgetter(*(at[k] for k in _BLOCK_AND_PAIR_FIELDS))
+        pipeline_pair = operator.itemgetter(at["pipeline"], at["scheduler"])
+        vecs = operator.itemgetter(at["vec_a"], at["vec_b"], at["vec_c"])
+        variant, specialization = at["variant"], at["specialization"]
+        fast, specs = self._fast, self.specs
+        out: list[Key] = []
+        for row in rows:
+            if row[variant] != DEPTHWISE:
+                fixed = fast.get(block_and_pair(row))
+                if fixed is not None:
+                    pipe = fixed[1].get(pipeline_pair(row))
+                    spec = specs.get(row[specialization])
+                    if pipe is not None and spec is not None:
+                        out.append((*fixed[0], *map(int, vecs(row)), pipe, spec))
+                        continue
+            out.append(self._key(dict(zip(keys, row))))
+        return out
+
     def _key(self, config: Config) -> Key:
         if config["variant"] == DEPTHWISE:
             row = tuple(config[c] for c in self.dw_columns)
@@ -146,9 +170,12 @@ class CkOrder:
 
 
 # A GEMM config's values that fix its key up to the vectors, the pipeline and the specialization.
-_BLOCK_AND_PAIR = operator.itemgetter("variant", "ndim", "dtype", "tile_m", "tile_n", "tile_k", *FEATURE_COLUMNS,
-                                      "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n")
+_BLOCK_AND_PAIR_FIELDS = ("variant", "ndim", "dtype", "tile_m", "tile_n", "tile_k", *FEATURE_COLUMNS,
+                          "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n")
+_BLOCK_AND_PAIR = operator.itemgetter(*_BLOCK_AND_PAIR_FIELDS)
 _VECS = operator.itemgetter("vec_a", "vec_b", "vec_c")
+# The columns row_keys reads by index (a layout without one of them, depthwise's, takes key() per row).
+_ROW_FIELDS = (*_BLOCK_AND_PAIR_FIELDS, "pipeline", "scheduler", "vec_a", "vec_b", "vec_c", "specialization")
 
 
 def ck_sorted(configs: list[dict[str, Any]], data: DataSet, arch: str) -> list[dict[str, Any]]:

@@ -7,10 +7,12 @@ as CK computes them; ckspace's own coverage-driven `tests` and `tiny` selections
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+import itertools
+import operator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import UsageError
-from .ckorder import DEPTHWISE, ck_sorted
+from .ckorder import DEPTHWISE, CkOrder
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
@@ -26,22 +28,40 @@ def category(config: Config) -> str:
 
     Variant and ndim are not part of it, so `regular` mixes forward, bwd_data and bwd_weight, and a merged-groups
     two-stage config is `merged_groups`."""
-    dt = config.get("dtype") or "fp16"
     if config["variant"] == DEPTHWISE:
-        kind = "depthwise"
-    elif config["streamk"] != "none":
+        return f"depthwise:{config.get('dtype') or 'fp16'}"
+    return _gemm_category(config.get("dtype"), *(config[f] for f in _CATEGORY_FIELDS))
+
+
+_CATEGORY_FIELDS = ("streamk", "split_image", "num_groups_to_merge", "two_stage", "explicit_gemm")
+
+
+def _gemm_category(dtype: Any, streamk: Any, split_image: Any, groups: Any, two_stage: Any, explicit_gemm: Any) -> str:
+    """category() of a GEMM config from its values of _CATEGORY_FIELDS."""
+    if streamk != "none":
         kind = "streamk"
-    elif config["split_image"]:
+    elif split_image:
         kind = "split_image"
-    elif int(config["num_groups_to_merge"]) > 1:
+    elif int(groups) > 1:
         kind = "merged_groups"
-    elif config["two_stage"]:
+    elif two_stage:
         kind = "two_stage"
-    elif config["explicit_gemm"]:
+    elif explicit_gemm:
         kind = "explicit_gemm"
     else:
         kind = "regular"
-    return f"{kind}:{dt}"
+    return f"{kind}:{dtype or 'fp16'}"
+
+
+# What full-tests reads of a config: its category and, for a GEMM config, its (variant, dtype, pipeline, scheduler)
+# pair (None for depthwise, which the fix-up skips).
+Facts = tuple[str, "tuple[Any, ...] | None"]
+
+
+def _facts(config: Config) -> Facts:
+    if config["variant"] == DEPTHWISE:
+        return category(config), None
+    return category(config), (config["variant"], config.get("dtype") or "fp16", config["pipeline"], config["scheduler"])
 
 
 def ck_full_tests(configs: Sequence[Config]) -> list[Any]:
@@ -50,26 +70,26 @@ def ck_full_tests(configs: Sequence[Config]) -> list[Any]:
     Per category, the members of rank 4, 9, 14, ... (the first one if it has fewer than five); then, per (variant,
     dtype) of the GEMM configs, the first config of each (pipeline, scheduler) pair that the pick missed. The result
     keeps the input order."""
+    return [configs[i] for i in _full_tests_picks([_facts(c) for c in configs])]
+
+
+def _full_tests_picks(facts: Sequence[Facts]) -> list[int]:
+    """The indices ck_full_tests keeps, ascending, from each config's facts in CK's generation order."""
     members: dict[str, list[int]] = {}
-    for index, config in enumerate(configs):
-        members.setdefault(category(config), []).append(index)
+    for index, (kind, _) in enumerate(facts):
+        members.setdefault(kind, []).append(index)
     picked: set[int] = set()
     for indices in members.values():
         if len(indices) < EVERY:
             picked.add(indices[0])
         else:
             picked.update(indices[EVERY - 1::EVERY])
-
-    def pair(config: Config) -> tuple[Any, ...]:
-        return (config["variant"], config.get("dtype") or "fp16", config["pipeline"], config["scheduler"])
-
-    gemm = [i for i, c in enumerate(configs) if c["variant"] != DEPTHWISE]
-    covered = {pair(configs[i]) for i in gemm if i in picked}
-    for index in gemm:
-        if pair(configs[index]) not in covered:
-            covered.add(pair(configs[index]))
+    covered = {pair for i, (_, pair) in enumerate(facts) if pair is not None and i in picked}
+    for index, (_, pair) in enumerate(facts):
+        if pair is not None and pair not in covered:
+            covered.add(pair)
             picked.add(index)
-    return [configs[i] for i in sorted(picked)]
+    return sorted(picked)
 
 
 def ck_tiny(full_tests: Sequence[Config]) -> list[Any]:
@@ -93,9 +113,8 @@ def ck_subset(space: "KernelSpace", which: str) -> list[dict[str, Any]]:
         raise UsageError(f"unknown CK procedure {which!r}; choices: {', '.join(PROCEDURES)}")
     if space.catalog.name != "full":
         raise UsageError(f"CK's {which} is a subset of the full catalog, not of {space.catalog.name}")
-    configs = _ck_ordered(space)
-    full_tests = ck_full_tests(configs)
-    return full_tests if which == "ck-full-tests" else ck_tiny(full_tests)
+    full_tests = _ck_full_tests_of(space)
+    return list(full_tests) if which == "ck-full-tests" else ck_tiny(full_tests)
 
 
 Members = tuple[frozenset[str], "frozenset[str] | None"]
@@ -141,34 +160,76 @@ def _variants_through(space: "KernelSpace", variant: str) -> list[str] | None:
 
 
 def _members(space: "KernelSpace", dtype: str, variants: list[str] | None, whole: bool) -> Members | None:
-    configs = ck_sorted(list(space.enumerate(variant=variants, dtype=dtype)), space.data, space.arch)
+    ordered = _in_ck_order(space, variants, dtype)
     if not whole:
         sizes: dict[str, int] = {}
-        for config in configs:
-            k = category(config)
-            sizes[k] = sizes.get(k, 0) + 1
+        for _, _, (kind, _) in ordered:
+            sizes[kind] = sizes.get(kind, 0) + 1
         if any(n < EVERY for n in sizes.values()):
             return None
-    full_tests = ck_full_tests(configs)
+    full_tests = _picked_configs(ordered)
     groups = {(category(c), int(c["ndim"])) for c in full_tests}
     tiny = frozenset(str(c["name"]) for c in ck_tiny(full_tests)) if len(groups) >= TINY_MIN else None
     return frozenset(str(c["name"]) for c in full_tests), tiny
 
 
-_ORDERED: list[tuple[object, list[dict[str, Any]]]] = []  # the last space's full set in CK's order
+# A kernel as a procedure reads it: its layout (the column names), its row of values and its full-tests facts.
+Ordered = list[tuple[tuple[str, ...], tuple, Facts]]
+_FULL_TESTS: list[tuple[object, list[dict[str, Any]]]] = []  # the last space's full-tests, in CK's order
 
 
-def _ck_ordered(space: "KernelSpace") -> list[dict[str, Any]]:
-    """The space's full set in CK's generation order, once per space: full-tests and tiny (and explain, which asks
-    for both) start from the same list."""
-    for known, configs in _ORDERED:
+def _ck_full_tests_of(space: "KernelSpace") -> list[dict[str, Any]]:
+    """The space's full-tests, once per space: full-tests and tiny (and explain, which asks for both) start from
+    the same list."""
+    for known, configs in _FULL_TESTS:
         if known is space:
             return configs
-    configs = ck_sorted(list(space.enumerate()), space.data, space.arch)
-    _ORDERED[:] = [(space, configs)]
+    configs = _picked_configs(_in_ck_order(space, None, None))
+    _FULL_TESTS[:] = [(space, configs)]
     return configs
 
 
-def known_full(space: "KernelSpace") -> list[dict[str, Any]] | None:
-    """The space's full set if a procedure listed it in this process (in CK's order), else None."""
-    return next((configs for known, configs in _ORDERED if known is space), None)
+def _picked_configs(ordered: Ordered) -> list[dict[str, Any]]:
+    """ck_full_tests of kernels in CK's order, as configs: a dict only for each kernel it keeps."""
+    picks = _full_tests_picks([facts for _, _, facts in ordered])
+    return [dict(zip(ordered[i][0], ordered[i][1])) for i in picks]
+
+
+def _in_ck_order(space: "KernelSpace", variants: list[str] | None, dtype: str | None) -> Ordered:
+    """The kernels of the space's `full` (of `variants` and `dtype`; None: all) in CK's generation order, as rows:
+    the sort keys and the facts are read by column index, with no dict per kernel (a kernel the fast lookups do not
+    place is keyed as a dict, which reports one that has no place)."""
+    order = CkOrder(space.data, space.arch)
+    keyed: list[tuple[Any, tuple[str, ...], tuple, Facts]] = []
+    for keys, rows in _runs(space.rows(variant=variants, dtype=dtype)):
+        keyed += zip(order.row_keys(keys, rows), itertools.repeat(keys), rows, _row_facts(keys, rows))
+    keyed.sort(key=_FIRST)  # stable: kernels of equal keys keep the listing's order, as ck_sorted does
+    return [entry[1:] for entry in keyed]
+
+
+def _runs(rows: Iterable[tuple[tuple[str, ...], tuple]]) -> Iterator[tuple[tuple[str, ...], list[tuple]]]:
+    """(keys, row) pairs as runs of one layout, in order (a stratum's rows share one keys tuple)."""
+    for keys, run in itertools.groupby(rows, key=_FIRST):
+        yield keys, [row for _, row in run]
+
+
+def _row_facts(keys: tuple[str, ...], rows: list[tuple]) -> list[Facts]:
+    """_facts of each row of one layout, read by column index (a layout without a column it reads: as dicts)."""
+    at = {k: i for i, k in enumerate(keys)}
+    if not all(k in at for k in ("variant", "pipeline", "scheduler", *_CATEGORY_FIELDS)):
+        return [_facts(dict(zip(keys, row))) for row in rows]
+    variant, dtype = at["variant"], at.get("dtype")
+    gemm_fields = operator.itemgetter(*(at[k] for k in _CATEGORY_FIELDS))
+    pipeline, scheduler = at["pipeline"], at["scheduler"]
+    out: list[Facts] = []
+    for row in rows:
+        dt = row[dtype] if dtype is not None else None
+        if row[variant] == DEPTHWISE:
+            out.append((f"depthwise:{dt or 'fp16'}", None))
+        else:
+            out.append((_gemm_category(dt, *gemm_fields(row)),
+                        (row[variant], dt or "fp16", row[pipeline], row[scheduler])))
+    return out
+
+
+_FIRST = operator.itemgetter(0)

@@ -130,28 +130,41 @@ def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, n
 def procedure_configs(space: "KernelSpace", set_name: str) -> list[dict[str, object]]:
     """CK's full-tests or tiny of the space's arch, over `full` under the space's rules, sorted by name (cached with
     the data digest, the arch and the rules, like every result)."""
-    from .ckprocedures import known_full
-
     full = space.over("full")
-    names = procedure_names(full, set_name)
-    listed_now = known_full(full)  # the procedure just listed full: not again (from the cache entry it wrote)
-    by_name = {str(c["name"]): c for c in (listed_now if listed_now is not None else full.enumerate())}
-    return [by_name[n] for n in names]
+    names = cached_procedure_names(full, set_name)
+    if names is None:
+        configs = sorted(_computed_procedure(full, set_name), key=lambda c: str(c["name"]))
+        return configs
+    wanted = set(names)  # a dict only for each member: a fifth of full's kernels for full-tests
+    at: dict[tuple[str, ...], int] = {}
+    configs = []
+    for keys, row in full.rows():
+        i = at.get(keys)
+        if i is None:
+            i = at[keys] = keys.index("name")
+        if row[i] in wanted:
+            configs.append(dict(zip(keys, row)))
+    return sorted(configs, key=lambda c: str(c["name"]))
 
 
 def procedure_names(space: "KernelSpace", set_name: str) -> list[str]:
     """The names of CK's full-tests or tiny (see procedure_configs), from the cache when it holds them."""
-    from .. import cache
-    from .ckprocedures import ck_subset
-
     full = space.over("full")
     names = cached_procedure_names(full, set_name)
     if names is not None:
         return names
-    names = sorted(str(c["name"]) for c in ck_subset(full, set_name))
+    return sorted(str(c["name"]) for c in _computed_procedure(full, set_name))
+
+
+def _computed_procedure(full: "KernelSpace", set_name: str) -> list[dict[str, object]]:
+    """CK's procedure computed now over `full` (in CK's order), its names stored in the cache."""
+    from .. import cache
+    from .ckprocedures import ck_subset
+
+    configs = ck_subset(full, set_name)
     if full.use_cache:
-        cache.store("ck-procedure", _procedure_key(full, set_name), names)
-    return names
+        cache.store("ck-procedure", _procedure_key(full, set_name), sorted(str(c["name"]) for c in configs))
+    return configs
 
 
 def cached_procedure_names(space: "KernelSpace", set_name: str) -> list[str] | None:

@@ -148,8 +148,13 @@ class KernelSpace:
                 i = at[keys] = keys.index("name")
             yield row[i]  # type: ignore[misc]
 
+    def rows(self, *, variant=None, ndim=None, dtype=None,
+             where: str | None = None) -> Iterator[tuple[tuple[str, ...], tuple]]:
+        """enumerate's kernels, in its order, as (keys, values) with no dict per kernel: the column names and the
+        values; the kernels of a solved stratum share one keys tuple."""
+        return self._rows(variant, ndim, dtype, where)
+
     def _rows(self, variant, ndim, dtype, where: str | None) -> Iterator[tuple[tuple[str, ...], tuple]]:
-        """enumerate's kernels as (keys, values): the keys of a stratum are one tuple object."""
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
         if self.catalog.listed:  # a list of configs: checked, not solved (fast; no cache needed)

@@ -298,3 +298,20 @@ def test_the_docs_give_the_number_of_dimension_pairs_the_tests_objective_has():
     phrase = f"{len(pairs)} dimension pairs (all {len(pairs) - len(depthwise)} of the GEMM dimensions, all {len(depthwise)}"
     assert phrase in (root / "README.md").read_text()
     assert f"the {len(pairs)} listed dimension pairs" in (root / "docs" / "objectives.md").read_text()
+
+
+def test_the_solver_version_in_a_selections_key_is_importlib_metadatas(tmp_path: Path, monkeypatch) -> None:
+    """The key reads OR-Tools' version from its dist-info directory's name, without importlib.metadata: the same
+    version, installed or first on sys.path; several in one directory or an egg-info leave it to importlib.metadata."""
+    import importlib.metadata as metadata
+    import sys
+
+    assert selection._solver_version() == metadata.version("ortools")
+    first = tmp_path / "first"
+    (first / "ortools-1.2.3.dist-info").mkdir(parents=True)
+    (first / "ortools-1.2.3.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: ortools\nVersion: 1.2.3\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(first), *sys.path])
+    assert selection._solver_version() == metadata.version("ortools") == "1.2.3"
+    (first / "ortools-1.2.4.dist-info").mkdir()
+    (first / "ortools-1.2.4.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: ortools\nVersion: 1.2.4\n")
+    assert selection._solver_version() == metadata.version("ortools")

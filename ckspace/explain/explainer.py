@@ -20,7 +20,7 @@ from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
 from ..rules.check import broken_rules, domain_verdicts, rule_verdicts, violations
 from ..rules.data import Catalog, DataSet, load
-from ..rules.model import Model, curation_families, kind_of_variant, resolve_families
+from ..rules.model import Model, curation_families, kind_of_variant, resolve_families, shared_model
 from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
@@ -83,7 +83,7 @@ class Explainer:
 
     def _model(self, arch: str) -> Model:
         if arch not in self._models:
-            model = Model(self.data, arch, self.families)
+            model = shared_model(self.data, arch, self.families)
             if arch == self.arch:  # the others are only read by the plain check (valid_on), which resolves lazily
                 model.validate_references()
             self._models[arch] = model

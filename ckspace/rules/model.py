@@ -6,6 +6,7 @@ build CP-SAT models; the two never share evaluation code.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Sequence
@@ -82,6 +83,7 @@ class Model:
         self.families = families
         self.curation = CkCuration(data.ck_raw, data.archs[arch])
         self.resolve = arch_resolver(data, arch, self.curation.relation)
+        self._references_valid = False
 
     # -- fields ---------------------------------------------------------------------------------------------------
     def fields(self, kind: str) -> list[FieldDef]:
@@ -144,6 +146,8 @@ class Model:
         """Resolve every data reference once and type every active rule on this arch's data, so that a broken rule
         file fails at start-up with one clear line. (Loading checked the rules already, but without an arch: the
         columns of the ck.* tables and facts that differ between archs are only known here.)"""
+        if self._references_valid:
+            return
         for rule in self.rules:
             for part, node in (("when", rule.when), ("require", rule.require)):
                 for ref in _refs(node):
@@ -155,6 +159,31 @@ class Model:
                     T.check_condition(node, self.scope, f"{rule.file}: rule {rule.id} '{part}' on {self.arch}")
                 except ExprError as exc:
                     raise DataError(str(exc)) from None
+        self._references_valid = True
+
+
+# Models by (data, arch, families): the explainer and the kernel space it lists read one model, whose lazily built
+# tables and reference checks (13 ms) are then made once. A Model is a pure function of those three (it holds no
+# solver state); each entry holds its data, so an id in a key is never reused while the entry lives.
+_SHARED: "OrderedDict[tuple[int, str, frozenset[str]], Model]" = OrderedDict()
+SHARED_KEPT = 8
+
+
+def shared_model(data: DataSet, arch: str, families: frozenset[str]) -> Model:
+    """The process's Model of (data, arch, families), built on first use."""
+    key = (id(data), arch, frozenset(families))
+    model = _SHARED.get(key)
+    if model is None or model.data is not data:
+        model = _SHARED[key] = Model(data, arch, frozenset(families))
+    _SHARED.move_to_end(key)
+    while len(_SHARED) > SHARED_KEPT:
+        _SHARED.popitem(last=False)
+    return model
+
+
+def clear_shared() -> None:
+    """Forget the shared models (for cold-run measurements)."""
+    _SHARED.clear()
 
 
 def _refs(node: E.Node) -> Iterable[tuple[str, ...]]:

@@ -201,7 +201,9 @@ def _in_ck_order(space: "KernelSpace", variants: list[str] | None, dtype: str | 
     place is keyed as a dict, which reports one that has no place)."""
     order = CkOrder(space.data, space.arch)
     keyed: list[tuple[Any, tuple[str, ...], tuple, Facts]] = []
-    for keys, rows in _runs(space.rows(variant=variants, dtype=dtype)):
+    # A part of full (explain of one name) is not kept in the cache: the members it decides are (sets.py).
+    whole = variants is None and dtype is None
+    for keys, rows in _runs(space.rows(variant=variants, dtype=dtype, keep=whole)):
         keyed += zip(order.row_keys(keys, rows), itertools.repeat(keys), rows, _row_facts(keys, rows))
     keyed.sort(key=_FIRST)  # stable: kernels of equal keys keep the listing's order, as ck_sorted does
     return [entry[1:] for entry in keyed]

@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..rules import data as D
 from ..rules import expr as E
 from ..rules import typecheck as T
-from ..rules.model import Model, Stratum, resolve_families
+from ..rules.model import Model, Stratum, resolve_families, shared_model
 
 # Results larger than this are streamed and not cached (the open space is far larger than CK's).
 CACHE_LIMIT = 2_000_000
@@ -78,7 +78,7 @@ class KernelSpace:
         self.rules_spec = rules  # kept to build the same space over another catalog
         self.constraints_dir = constraints_dir
         self.families = resolve_families(self.data, rules, self.catalog.name)
-        self.model = Model(self.data, arch, self.families)
+        self.model = shared_model(self.data, arch, self.families)
         self.model.validate_references()
         self.arch = arch
         self.use_cache = use_cache
@@ -148,13 +148,15 @@ class KernelSpace:
                 i = at[keys] = keys.index("name")
             yield row[i]  # type: ignore[misc]
 
-    def rows(self, *, variant=None, ndim=None, dtype=None,
-             where: str | None = None) -> Iterator[tuple[tuple[str, ...], tuple]]:
+    def rows(self, *, variant=None, ndim=None, dtype=None, where: str | None = None,
+             keep: bool = True) -> Iterator[tuple[tuple[str, ...], tuple]]:
         """enumerate's kernels, in its order, as (keys, values) with no dict per kernel: the column names and the
-        values; the kernels of a solved stratum share one keys tuple."""
-        return self._rows(variant, ndim, dtype, where)
+        values; the kernels of a solved stratum share one keys tuple. keep=False does not write the listing to the
+        cache (a part of a result that is cached itself)."""
+        return self._rows(variant, ndim, dtype, where, keep)
 
-    def _rows(self, variant, ndim, dtype, where: str | None) -> Iterator[tuple[tuple[str, ...], tuple]]:
+    def _rows(self, variant, ndim, dtype, where: str | None,
+              keep: bool = True) -> Iterator[tuple[tuple[str, ...], tuple]]:
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
         if self.catalog.listed:  # a list of configs: checked, not solved (fast; no cache needed)
@@ -178,7 +180,7 @@ class KernelSpace:
         # The cache entry ({"layouts": [...], "rows": [[layout index, values...], ...]}, what _is_packed checks) is
         # packed from the tuples the solve gives, as they come.
         layouts: dict[tuple[str, ...], int] = {}
-        packed: list[tuple] | None = [] if self.use_cache else None
+        packed: list[tuple] | None = [] if self.use_cache and keep else None
         for named, rows in self._solve(strata, node):
             index = -1
             for row in rows:

@@ -30,7 +30,7 @@ from ..rules import expr as E
 from .bags import Bag, Key, Stats, TooLarge, clear_memo, message, solve_bag
 from ..rules.data import FieldDef
 from .folded import Constraint, fold_constraints, implied_for, size_model
-from ..rules.model import Model, Stratum
+from ..rules.model import Model, Stratum, clear_shared
 
 # count_only tries the join tree first and gives up on it when a bag has more local solutions than this.
 TREE_LIMIT = 4_000
@@ -290,8 +290,9 @@ def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[t
 
 
 def clear_caches() -> None:
-    """Forget solved bag models, counted strata and join trees (for cold-run measurements)."""
+    """Forget solved bag models, counted strata, join trees and shared models (for cold-run measurements)."""
     clear_memo()
+    clear_shared()
     _COUNTED.clear()
     _SHAPES.clear()
     jointree._TREES.clear()

@@ -7,10 +7,14 @@ same command run once before into the same cache dir. Byte code is written once 
 install), so PYTHONDONTWRITEBYTECODE in the caller's environment is ignored. Each figure is also given as a ratio to
 `python3 -c pass`, the floor of any Python process, and the load average is printed beside it.
 
+By default the package measured is the one `pip install .` installs: the build step (setup.py's build_py, which also
+compiles the rule data, ckspace.rules.compiled) is run into a temp dir and that copy is imported. --checkout
+measures the checkout instead (it parses the data files in every process, as an editable install does).
+
 The reference beside CK's generator is tests/reference/ck_full.py, an independent re-implementation of CK's `full`
 rule set (spec 3) that lists gfx950's full set; the issue measured CK's own code at 0.39 s in process, 0.5 s whole.
 
-    python3 scripts/bench_targets.py [--runs 5] [--only SUBSTRING]
+    python3 scripts/bench_targets.py [--runs 5] [--only SUBSTRING] [--checkout]
 """
 
 from __future__ import annotations
@@ -52,16 +56,37 @@ def rows() -> list[tuple[str, list[str], str, float, str | None]]:
     return out
 
 
+PACKAGE_PATH = [str(REPO)]  # what the measured processes import ckspace from (main: the built copy, by default)
+
+
 def _env(cache: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CKSPACE_CACHE_DIR"] = cache
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = PACKAGE_PATH[0]
     return env
+
+
+def _built(tmp: Path) -> str:
+    """The package as the wheel installs it: build_py of a copy of the checkout into tmp/lib."""
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in ("ckspace", "constraints", "objectives", "templates"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "_compiled.pickle"))
+    lib = tmp / "lib"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, env=env,
+                   check=True, capture_output=True)
+    if not (lib / "ckspace" / "constraints" / "_compiled.pickle").is_file():
+        sys.exit("the build wrote no compiled data (ckspace/constraints/_compiled.pickle)")
+    return str(lib)
 
 
 def _time(argv: list[str], env: dict[str, str], stdin: bytes | None) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, env=env, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          cwd=PACKAGE_PATH[0])  # `python -m` puts the cwd first on sys.path: the package measured
     elapsed = time.perf_counter() - t0
     if proc.returncode not in (0, 1):  # explain - exits 1 when a name is rejected
         sys.exit(f"failed ({proc.returncode}): {' '.join(argv)}: {proc.stderr.decode(errors='replace').strip()}")
@@ -72,7 +97,7 @@ def _split(argv: list[str], cache: str, stdin: bytes | None) -> str:
     """The --timings line of one more cold run of the command."""
     shutil.rmtree(cache, ignore_errors=True)
     proc = subprocess.run([*argv, "--timings"], env=_env(cache), input=stdin, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)  # stdin is bytes (explain -'s names)
+                          stderr=subprocess.PIPE, cwd=PACKAGE_PATH[0])  # stdin is bytes (explain -'s names)
     lines = [line for line in proc.stderr.decode(errors="replace").splitlines() if line.startswith("timings:")]
     return lines[-1] if lines else "(no --timings line)"
 
@@ -81,7 +106,7 @@ def _inputs(tmp: Path) -> dict[str, bytes]:
     """1,000 names pasted into explain: CK's profiler list for gfx950 (valid and rejected under full alike)."""
     env = _env(str(tmp / "inputs-cache"))
     proc = subprocess.run([sys.executable, "-m", "ckspace", "enumerate", "--arch", "gfx950", "--set", "ck-profiler"],
-                          env=env, capture_output=True, check=True)
+                          env=env, capture_output=True, check=True, cwd=PACKAGE_PATH[0])
     names = proc.stdout.decode().split()[:1000]
     return {"names1000": ("\n".join(names) + "\n").encode()}
 
@@ -106,13 +131,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", help="only rows whose label contains this")
+    ap.add_argument("--checkout", action="store_true", help="measure the checkout, not the package as installed")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ckspace-bench-"))
     try:
         py = [sys.executable]
+        if not args.checkout:
+            PACKAGE_PATH[0] = _built(tmp)
+        print(f"package: {'the checkout' if args.checkout else 'as installed (built into a temp dir)'}")
         warm_cache = str(tmp / "pyc-warmup")
         subprocess.run([*py, "-m", "ckspace", *E, "--count"], env=_env(warm_cache), stdout=subprocess.DEVNULL,
-                       check=True)  # byte code for every module, as after pip install
+                       check=True, cwd=PACKAGE_PATH[0])  # byte code for every module, as after pip install
         inputs = _inputs(tmp)
         floor = statistics.median(_time([*py, "-c", "pass"], _env(warm_cache), None) for _ in range(args.runs))
         print(f"{os.cpu_count()} cores · python3 -c pass (the floor): {floor:.3f} s · median of {args.runs} runs")

@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from . import compiled
 from . import expr as E
 from . import typecheck as T
 from ..errors import DataError, ExprError
@@ -190,7 +191,8 @@ LOADED_KEPT = 4
 def load(root: Path | None = None) -> DataSet:
     """The constraints directory's data, checked. Loaded once per process while its files are unchanged: the
     digest of their bytes (2 ms) decides, so an edited file is read again, and the explainer, its kernel space and
-    the facade share one load instead of three (40 ms each)."""
+    the facade share one load instead of three (40 ms each). The package's own directory comes from its compiled
+    file when the build wrote one for these bytes (rules.compiled)."""
     root = (root or default_constraints_dir()).resolve()
     if not (root / "fields.toml").is_file():
         raise DataError(f"{root}: not a constraints directory (no fields.toml)")
@@ -199,7 +201,7 @@ def load(root: Path | None = None) -> DataSet:
     if known is not None and known.digest == digest:
         _LOADED.move_to_end(root)
         return known
-    data = _load(root)
+    data = compiled.data(root, digest) or _load(root)  # the build's pickle of the package's own data, else parse
     data.digest = digest  # type: ignore[misc]  # the bytes the memo is keyed on (cached_property's slot)
     _LOADED[root] = data
     _LOADED.move_to_end(root)

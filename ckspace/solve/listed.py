@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from .. import cache
+from ..rules import compiled
 from ..rules import expr as E
 from ..rules.check import domain_verdicts, violations
 from ..rules.ckconfig import CkConfigError, Entry, Skipped, documents_from_table, entries_of, read_path
@@ -56,8 +57,10 @@ def _is_packed(payload: object) -> bool:
 
 @functools.lru_cache(maxsize=4)
 def _table(root: Path, rel: str, digest: str) -> dict:
-    """The stored table, read once per process for all its sets (profiler and tests share the file)."""
-    return read_toml(root / rel, root)
+    """The stored table, read once per process for all its sets (profiler and tests share the file); the package's
+    own from the build's compiled file when it holds these bytes."""
+    table = compiled.table(root, rel, digest)
+    return table if table is not None else read_toml(root / rel, root)
 
 
 def _read_stored(root: Path, rel: str, config_set: str | None,

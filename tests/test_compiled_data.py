@@ -1,0 +1,154 @@
+"""The compiled rule data (ckspace.rules.compiled): the build pickles the installed constraints directory, and a cold
+process reads that one file instead of parsing the TOML files; it is served only for the package's own directory and
+only while its key holds, and anything else is parsed as before. Expected values come from parsing the files."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ckspace.rules import compile_data, compiled
+from ckspace.rules import data as D
+from ckspace.solve import listed
+
+REPO = Path(__file__).resolve().parent.parent
+TABLE = "catalogs/ck-configs.toml"
+
+
+@pytest.fixture
+def own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the constraints directory that stands for the package's own, with its compiled file written."""
+    root = tmp_path / "constraints"
+    shutil.copytree(D.default_constraints_dir(), root, ignore=shutil.ignore_patterns(compiled.FILE_NAME))
+    monkeypatch.setattr(compiled, "OWN_ROOT", root)
+    compiled._READ.clear()
+    D._LOADED.clear()
+    listed._table.cache_clear()
+    compile_data.write(root)
+    yield root.resolve()
+    compiled._READ.clear()
+    D._LOADED.clear()
+    listed._table.cache_clear()
+
+
+def parsed(root: Path) -> D.DataSet:
+    data = D._load(root)
+    data.digest = D.digest_dir(root)
+    return data
+
+
+def same(a: D.DataSet, b: D.DataSet) -> bool:
+    """Every field equal (Macros compares by identity: by its contents)."""
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in dataclasses.fields(a) if f.name != "macros") \
+        and vars(a.macros) == vars(b.macros)
+
+
+def test_the_compiled_data_is_the_parsed_data_and_no_file_is_parsed(own: Path, monkeypatch) -> None:
+    expected = parsed(own)
+    table = D.read_toml(own / TABLE, own)
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("parsed although compiled")
+
+    monkeypatch.setattr(D, "_load", refuse)
+    monkeypatch.setattr(listed, "read_toml", refuse)
+    loaded = D.load(own)
+    assert loaded.root == own and loaded.digest == expected.digest
+    assert same(loaded, expected)
+    assert listed._table(own, TABLE, loaded.digest) == table
+
+
+def test_an_edited_data_file_is_parsed(own: Path) -> None:
+    path = own / "archs" / "gfx950.toml"
+    path.write_text(path.read_text().replace("lds_bytes = 163840", "lds_bytes = 65536"))
+    loaded = D.load(own)
+    assert loaded.archs["gfx950"]["lds_bytes"] == 65536
+    assert same(loaded, parsed(own))
+
+
+@pytest.mark.parametrize("spoil", ["flip", "truncate", "engine", "python", "empty", "header only", "not a dict"])
+def test_a_damaged_or_foreign_compiled_file_is_parsed_instead(own: Path, spoil: str, monkeypatch) -> None:
+    path = own / compiled.FILE_NAME
+    blob = path.read_bytes()
+    header, _, body = blob.partition(b"\n")
+    if spoil == "flip":
+        blob = header + b"\n" + body[:100] + bytes([body[100] ^ 1]) + body[101:]
+    elif spoil == "truncate":
+        blob = blob[:-10]
+    elif spoil == "engine":
+        monkeypatch.setattr(compiled.cache, "engine_digest", lambda: "another build")
+    elif spoil == "python":
+        monkeypatch.setattr(compiled.sys, "version_info", (3, 99, 0))
+    elif spoil == "empty":
+        blob = b""
+    elif spoil == "header only":
+        blob = header
+    elif spoil == "not a dict":
+        body = pickle.dumps(["a list"])
+        blob = compiled._header(compiled.key(D.digest_dir(own)), body) + b"\n" + body
+    path.write_bytes(blob)
+    calls = []
+    real = D._load
+    monkeypatch.setattr(D, "_load", lambda root: calls.append(root) or real(root))
+    loaded = D.load(own)
+    assert calls == [own]
+    assert same(loaded, parsed(own))
+
+
+def test_only_the_packages_own_directory_is_read_from_a_compiled_file(own: Path, tmp_path: Path, monkeypatch) -> None:
+    """A pickle runs code when loaded: a user's --constraints directory holding one is parsed, its pickle unread."""
+    user = tmp_path / "user"
+    shutil.copytree(own, user)
+    assert (user / compiled.FILE_NAME).is_file()
+    monkeypatch.setattr(compiled.pickle, "loads", lambda _: pytest.fail("a user's pickle was loaded"))
+    calls = []
+    real = D._load
+    monkeypatch.setattr(D, "_load", lambda root: calls.append(root) or real(root))
+    D.load(user)
+    assert calls == [user.resolve()]
+    assert compiled.table(user.resolve(), TABLE, D.digest_dir(user)) is None
+
+
+def test_the_command_writes_only_for_the_engine_that_runs_it(tmp_path: Path, capsys) -> None:
+    assert compile_data.main([]) == 2
+    assert compile_data.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "is not the constraints directory of the ckspace imported here" in err
+
+
+def test_the_build_compiles_the_data_and_the_installed_package_serves_it(tmp_path: Path) -> None:
+    """setup.py's build_py on a copy of the checkout: the built package holds the compiled file, readable by every
+    user, and a process that imports the built package loads its data from it, listing what the checkout lists."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in ("ckspace", "constraints", "objectives", "templates"):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", compiled.FILE_NAME))
+    lib = tmp_path / "lib"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, env=env,
+                   check=True, capture_output=True)
+    built = lib / "ckspace" / "constraints" / compiled.FILE_NAME
+    assert built.is_file() and built.stat().st_mode & 0o444 == 0o444
+    probe = ("import ckspace.rules.data as D\n"
+             "D._load = lambda root: (_ for _ in ()).throw(AssertionError('parsed'))\n"
+             "print(D.load().root)\n")
+    env = {**env, "PYTHONPATH": str(lib), "CKSPACE_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str((lib / "ckspace" / "constraints").resolve())
+    argv = ["-m", "ckspace", "enumerate", "--arch", "gfx950", "--set", "ck-profiler", "--dtype", "fp32",
+            "--format", "names"]
+    installed = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True)
+    checkout = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                              env={**env, "PYTHONPATH": str(REPO), "CKSPACE_CACHE_DIR": str(tmp_path / "cache2")})
+    assert installed.returncode == checkout.returncode == 0
+    assert installed.stdout == checkout.stdout and installed.stdout.count("\n") > 10

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import CkspaceError, KernelNameError
 from ..lines import MAX_NAME
@@ -252,9 +252,12 @@ def read_path(path: str | Path) -> tuple[list[Entry], list[Skipped]]:
     return entries, skipped
 
 
-def documents_from_table(table: Mapping[str, Any], where: str) -> Iterable[tuple[str, dict[str, Any]]]:
+def documents_from_table(table: Mapping[str, Any], where: str,
+                         wanted: Callable[[str, dict[str, Any]], bool] | None = None
+                         ) -> Iterable[tuple[str, dict[str, Any]]]:
     """The config documents of a stored table (constraints/catalogs/ck-configs.toml): each `[[file]]` holds the
-    header keys, `columns` and `rows`; an empty string in a row stands for JSON null."""
+    header keys, `columns` and `rows`; an empty string in a row stands for JSON null. With `wanted`, only the
+    documents it accepts by their path and header (no `instances` yet) come, and only their rows are read."""
     for i, f in enumerate(table.get("file", [])):
         at = f"{where}: file[{i}]"
         try:
@@ -262,10 +265,13 @@ def documents_from_table(table: Mapping[str, Any], where: str) -> Iterable[tuple
             doc = {k: f[k] for k in ("variant", "ndim_spatial", "layout", "datatype")}
         except (KeyError, TypeError) as exc:
             raise CkConfigError(f"{at}: missing key {exc}") from None
+        path = str(f.get("path", at))
+        if wanted is not None and not wanted(path, doc):
+            continue
         instances = []
         for r, row in enumerate(rows):
             if not isinstance(row, list) or len(row) != len(columns):
                 raise CkConfigError(f"{at}: rows[{r}]: expected {len(columns)} values")
             instances.append({c: (None if v == "" else v) for c, v in zip(columns, row)})
         doc["instances"] = instances
-        yield str(f.get("path", at)), doc
+        yield path, doc

@@ -89,12 +89,14 @@ def stratum_keys(data: DataSet, catalog: Catalog, variant: object, ndim: object,
         got = entries(data, catalog)[0]
     else:
         table = _table(data.root, catalog.configs, data.digest)
+
+        def wanted(path: str, doc: dict) -> bool:
+            return (catalog.config_set is None or _set_of(path) == catalog.config_set) \
+                and header_stratum(doc) == (variant, ndim, dtype)
+
         got = []
-        for path, doc in documents_from_table(table, catalog.configs):
-            if catalog.config_set is not None and _set_of(path) != catalog.config_set:
-                continue
-            if header_stratum(doc) == (variant, ndim, dtype):
-                got += entries_of(doc, f"{catalog.configs}: {path}")[0]
+        for path, doc in documents_from_table(table, catalog.configs, wanted):
+            got += entries_of(doc, f"{catalog.configs}: {path}")[0]
     return frozenset(canonical(e.config) for e in got
                      if (e.config.get("variant"), e.config.get("ndim"), e.config.get("dtype")) == (variant, ndim, dtype))
 

@@ -72,6 +72,12 @@ def entry_path(kind: str, digest: str) -> Path:
     return cache_dir() / kind / f"{digest}.json"
 
 
+def holds_kind(kind: str) -> bool:
+    """Whether an entry of this kind may be stored (its folder exists): when not, every lookup of it misses, and a
+    reader need not compute its key."""
+    return (cache_dir() / kind).is_dir()
+
+
 def load(kind: str, digest: str, is_valid: Callable[[Any], bool]) -> Any | None:
     """The payload stored under (kind, digest), or None on a miss. `is_valid` is the reader's check of the payload's
     shape; an entry that fails it, or the header check, is a miss that warns (once per process) and is removed."""

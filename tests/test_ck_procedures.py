@@ -124,8 +124,9 @@ def test_procedures_on_fallback_archs(arch: str) -> None:
 
 @pytest.mark.parametrize("arch", (*SAME, *FALLBACK))
 def test_part_of_full_decides_the_members_of_one_variant_and_dtype(arch: str) -> None:
-    """members_of (what explain of one name computes) against the oracle's sets, per (variant, dtype) and per dtype;
-    its tiny part is None only where the kernels it read have fewer than ten (category, ndim) groups."""
+    """members_of (what explain of one name computes) against the oracle's sets, per (variant, dtype), per dtype and
+    per (variant, ndim, dtype); its tiny part is None only where the kernels it read have fewer than ten (category,
+    ndim) groups."""
     source = oracle_full(arch) if arch in SAME else oracle_hardware_full(arch)
     full_tests = ck_subsets.full_tests(list(source))
     tiny = ck_subsets.tiny(full_tests)
@@ -141,10 +142,25 @@ def test_part_of_full_decides_the_members_of_one_variant_and_dtype(arch: str) ->
                 assert mine(c for c in source if c["name"] in got_tiny) == mine(tiny), (variant, dtype)
             elif variant is None:  # the whole dtype leaves tiny open only when its own groups are fewer than ten
                 assert len({(ck_subsets.category(c), c["ndim"]) for c in full_tests if c["dtype"] == dtype}) < 10
+        for variant, ndim in itertools.product(("forward", "bwd_data", "bwd_weight"), (2, 3)):
+            def of_stratum(configs: Any) -> set[str]:
+                return {c["name"] for c in configs
+                        if (c["dtype"], c["variant"], c["ndim"]) == (dtype, variant, ndim)}
+
+            got_tests, got_tiny = members_of(space, variant, dtype, ndim)
+            assert of_stratum(c for c in source if c["name"] in got_tests) == of_stratum(full_tests), \
+                (variant, ndim, dtype)
+            if got_tiny is not None:
+                assert of_stratum(c for c in source if c["name"] in got_tiny) == of_stratum(tiny), \
+                    (variant, ndim, dtype)
     if arch == "gfx950":  # a forward kernel is decided by the forward kernels alone, tiny by the whole dtype
         forward, forward_tiny = members_of(space, "forward", "fp16")
         assert forward and all("_fwd_" in n for n in forward) and forward_tiny is None
         assert members_of(space, None, "fp16")[1] is not None
+        # a 2D one by the 2D forward kernels alone; a 2D bwd_data one reads every forward kernel before them
+        assert all("_fwd_" in n and "_2d_" in n for n in members_of(space, "forward", "fp16", 2)[0])
+        assert not any("_bwd_data_" in n and "_3d_" in n for n in members_of(space, "bwd_data", "fp16", 2)[0])
+        assert any("_fwd_" in n and "_3d_" in n for n in members_of(space, "bwd_data", "fp16", 2)[0])
     if arch == "gfx1201":  # three depthwise groups in all: tiny's fill-up needs every dtype
         assert members_of(space, None, "fp16")[1] is None
 

@@ -16,6 +16,7 @@ import pytest
 
 from ckspace.rules import compile_data, compiled
 from ckspace.rules import data as D
+from ckspace.rules.ckconfig import documents_from_table, entries_of
 from ckspace.solve import listed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,19 +51,30 @@ def same(a: D.DataSet, b: D.DataSet) -> bool:
         and vars(a.macros) == vars(b.macros)
 
 
+def parsed_documents(root: Path) -> list[tuple[str, list, list]]:
+    """Every document of CK's stored table with its kernels, read and parsed as a user's table is."""
+    return [(path, *entries_of(doc, f"{TABLE}: {path}"))
+            for path, doc in documents_from_table(D.read_toml(root / TABLE, root), TABLE)]
+
+
 def test_the_compiled_data_is_the_parsed_data_and_no_file_is_parsed(own: Path, monkeypatch) -> None:
     expected = parsed(own)
-    table = D.read_toml(own / TABLE, own)
+    documents = parsed_documents(own)
+    assert len(documents) == 42 and sum(len(e) for _, e, _ in documents) == 3_157 - sum(len(k) for *_, k in documents)
 
-    def refuse(*_: object) -> None:
+    def refuse(*_: object, **__: object) -> None:
         raise AssertionError("parsed although compiled")
 
     monkeypatch.setattr(D, "_load", refuse)
     monkeypatch.setattr(listed, "read_toml", refuse)
+    monkeypatch.setattr(listed, "entries_of", refuse)
     loaded = D.load(own)
     assert loaded.root == own and loaded.digest == expected.digest
     assert same(loaded, expected)
-    assert listed._table(own, TABLE, loaded.digest) == table
+    assert list(listed._documents(own, TABLE, loaded.digest, lambda path, head: True)) == documents
+    profiler = [d for d in documents if "/profiler/" in d[0] and "fp16" in d[0]]
+    assert list(listed._documents(own, TABLE, loaded.digest,
+                                  lambda path, head: "/profiler/" in path and head["datatype"] == "fp16")) == profiler
 
 
 def test_an_edited_data_file_is_parsed(own: Path) -> None:
@@ -113,7 +125,7 @@ def test_only_the_packages_own_directory_is_read_from_a_compiled_file(own: Path,
     monkeypatch.setattr(D, "_load", lambda root: calls.append(root) or real(root))
     D.load(user)
     assert calls == [user.resolve()]
-    assert compiled.table(user.resolve(), TABLE, D.digest_dir(user)) is None
+    assert compiled.documents(user.resolve(), TABLE, D.digest_dir(user)) is None
 
 
 def test_the_command_writes_only_for_the_engine_that_runs_it(tmp_path: Path, capsys) -> None:

@@ -51,7 +51,8 @@ class Explainer:
         self.constraints_dir = constraints_dir
         self.select_sets = select_sets  # select tests/tiny when they are not cached yet (seconds, once)
         self._set_members: dict[str, frozenset[str] | None] = {}
-        self._procedure_parts: dict[tuple[str | None, str], tuple[frozenset[str], frozenset[str] | None]] = {}
+        self._procedure_parts: dict[tuple[tuple[str | None, int | None], str],
+                                    tuple[frozenset[str], frozenset[str] | None]] = {}
         self._procedure_kinds: set[tuple[str, str]] = set()  # the (variant, dtype) of the kernels asked about
         self.data = data or load(Path(constraints_dir) if constraints_dir else None)
         if isinstance(catalog, Catalog):  # a user's list of configs (--ck-config)
@@ -116,7 +117,7 @@ class Explainer:
         with self._timed("derived"):
             worked = derived(self.model, cfg) if derive else []
         with self._timed("sets"):
-            sets = {**catalogs, **self._sets(name, cfg.get("variant"), cfg.get("dtype"), in_full)}
+            sets = {**catalogs, **self._sets(name, cfg.get("variant"), cfg.get("dtype"), cfg.get("ndim"), in_full)}
         exp = Explanation(
             name=name, arch=self.arch, families=tuple(f for f in self.data.families if f in self.families and f != "model"),
             config=cfg, valid=valid, reasons=reasons, derived=worked, sets=sets,
@@ -269,7 +270,7 @@ class Explainer:
         facts = {f for f, fam in self.data.families.items() if fam.default} - curation_families(self.data)
         return not any(r.family in facts for r in reasons)
 
-    def _sets(self, name: str, variant: object, dtype: object, in_full: bool) -> dict[str, bool | None]:
+    def _sets(self, name: str, variant: object, dtype: object, ndim: object, in_full: bool) -> dict[str, bool | None]:
         """Membership in the selected sets; tests and tiny are subsets of full, so a kernel outside full is in
         neither without looking. None: the set has not been selected on this machine yet."""
         out: dict[str, bool | None] = {}
@@ -284,15 +285,16 @@ class Explainer:
             members = self._set_members[set_name]
             out[set_name] = None if members is None else name in members
         # CK's own subsets of full: from the cache, else computed from the part of full that decides them
-        in_tests = in_full and name in self._procedure_members("ck-full-tests", str(variant), str(dtype))
+        in_tests = in_full and name in self._procedure_members("ck-full-tests", str(variant), str(dtype), ndim)
         out["ck-full-tests"] = in_tests
-        out["ck-tiny"] = in_tests and name in self._procedure_members("ck-tiny", str(variant), str(dtype))
+        out["ck-tiny"] = in_tests and name in self._procedure_members("ck-tiny", str(variant), str(dtype), ndim)
         return out
 
-    def _procedure_members(self, set_name: str, variant: str, dtype: str) -> frozenset[str]:
-        """The names of CK's procedure set `set_name` that may hold a kernel of (`variant`, `dtype`): the whole set
-        when the cache holds it, else ckprocedures.members_of's (cached) for the variant, else for the whole
-        dtype, else (tiny's fill-up, or kernels of a second variant or dtype) the whole set."""
+    def _procedure_members(self, set_name: str, variant: str, dtype: str, ndim: object) -> frozenset[str]:
+        """The names of CK's procedure set `set_name` that may hold a kernel of (`variant`, `ndim`, `dtype`): the
+        whole set when the cache holds it, else ckprocedures.members_of's (cached) for the variant through the
+        ndim, for the variant, for the whole dtype, else (tiny's fill-up, or kernels of a second variant or dtype)
+        the whole set."""
         whole = self._set_members.get(set_name)
         if whole is None and set_name not in self._set_members:
             cached = cached_procedure_names(self._default_space(), set_name)
@@ -301,9 +303,13 @@ class Explainer:
             return whole
         self._procedure_kinds.add((variant, dtype))
         # A second kind of kernel means a batch: the whole set once costs less than a part per kind.
-        for part in ((variant, None) if len(self._procedure_kinds) == 1 else ()):
+        # the ndim matters to a GEMM kernel only (depthwise loops span every ndim: its part is the variant's)
+        gemm = kind_of_variant(variant) == "gemm" and isinstance(ndim, int) and not isinstance(ndim, bool)
+        through = int(ndim) if gemm else None  # type: ignore[arg-type]
+        for part in (((variant, through), (variant, None), (None, None)) if len(self._procedure_kinds) == 1 else ()):
             if (part, dtype) not in self._procedure_parts:
-                self._procedure_parts[(part, dtype)] = procedure_members(self._default_space(), part, dtype)
+                self._procedure_parts[(part, dtype)] = procedure_members(self._default_space(), part[0], dtype,
+                                                                         part[1])
             full_tests, tiny = self._procedure_parts[(part, dtype)]
             if set_name == "ck-full-tests":
                 return full_tests

@@ -252,6 +252,9 @@ def read_path(path: str | Path) -> tuple[list[Entry], list[Skipped]]:
     return entries, skipped
 
 
+STORED_HEADER = ("variant", "ndim_spatial", "layout", "datatype")  # a stored document's header keys
+
+
 def documents_from_table(table: Mapping[str, Any], where: str,
                          wanted: Callable[[str, dict[str, Any]], bool] | None = None
                          ) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -262,7 +265,7 @@ def documents_from_table(table: Mapping[str, Any], where: str,
         at = f"{where}: file[{i}]"
         try:
             columns, rows = f["columns"], f["rows"]
-            doc = {k: f[k] for k in ("variant", "ndim_spatial", "layout", "datatype")}
+            doc = {k: f[k] for k in STORED_HEADER}
         except (KeyError, TypeError) as exc:
             raise CkConfigError(f"{at}: missing key {exc}") from None
         path = str(f.get("path", at))

@@ -11,21 +11,26 @@ from pathlib import Path
 
 from . import compiled
 from . import data as D
+from .ckconfig import STORED_HEADER, CkConfigError, documents_from_table, entries_of
 from ..errors import CkspaceError
 from ..paths import PACKAGE
 
 
 def write(root: Path) -> Path:
     """Load the constraints directory `root` from its files and write its compiled file there (the build step):
-    the DataSet, and the stored config tables of its catalogs. Raises the DataError of broken data."""
+    the DataSet, and the documents of the stored config tables of its catalogs with their kernels. Raises the
+    DataError of broken data."""
     root = root.resolve()
     digest = D.digest_dir(root)
     loaded = D._load(root)  # not the memo: a fresh object, with nothing cached on it yet
-    tables = {}
+    documents: dict[str, list[compiled.Document]] = {}
     for catalog in dict.fromkeys(loaded.catalogs.values()):
-        if catalog.configs is not None and not catalog.user and catalog.configs not in tables:
-            tables[catalog.configs] = D.read_toml(root / catalog.configs, root)
-    body = pickle.dumps({"data": loaded, "tables": tables}, protocol=pickle.HIGHEST_PROTOCOL)
+        if catalog.configs is not None and not catalog.user and catalog.configs not in documents:
+            try:
+                documents[catalog.configs] = _documents(root, catalog.configs)
+            except CkConfigError:
+                continue  # left to be read when listed, which reports the broken entry as always
+    body = pickle.dumps({"data": loaded, "documents": documents}, protocol=pickle.HIGHEST_PROTOCOL)
     target = root / compiled.FILE_NAME
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".pickle")
     try:
@@ -37,6 +42,16 @@ def write(root: Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _documents(root: Path, rel: str) -> list[compiled.Document]:
+    """Every document of a stored config table with its kernels, as the listing parses them."""
+    out = []
+    for path, doc in documents_from_table(D.read_toml(root / rel, root), rel):
+        entries, skipped = entries_of(doc, f"{rel}: {path}")
+        head = {k: doc[k] for k in STORED_HEADER}
+        out.append((path, head, pickle.dumps((entries, skipped), protocol=pickle.HIGHEST_PROTOCOL)))
+    return out
 
 
 def main(argv: list[str]) -> int:

@@ -84,10 +84,14 @@ class Model:
         self.curation = CkCuration(data.ck_raw, data.archs[arch])
         self.resolve = arch_resolver(data, arch, self.curation.relation)
         self._references_valid = False
+        self._fields_of: dict[str, tuple[FieldDef, ...]] = {}
 
     # -- fields ---------------------------------------------------------------------------------------------------
     def fields(self, kind: str) -> list[FieldDef]:
-        return [f for f in self.data.fields.values() if f.applies_to(kind)]
+        known = self._fields_of.get(kind)
+        if known is None:  # asked once per config checked: a listed catalog checks thousands
+            known = self._fields_of[kind] = tuple(f for f in self.data.fields.values() if f.applies_to(kind))
+        return list(known)
 
     @cached_property
     def strata(self) -> list[Stratum]:

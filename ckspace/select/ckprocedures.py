@@ -75,6 +75,17 @@ def ck_full_tests(configs: Sequence[Config]) -> list[Any]:
 
 def _full_tests_picks(facts: Sequence[Facts]) -> list[int]:
     """The indices ck_full_tests keeps, ascending, from each config's facts in CK's generation order."""
+    picked = _ranked(facts)
+    covered = _covered(facts, picked)
+    for index, (_, pair) in enumerate(facts):
+        if pair is not None and pair not in covered:
+            covered.add(pair)
+            picked.add(index)
+    return sorted(picked)
+
+
+def _ranked(facts: Sequence[Facts]) -> set[int]:
+    """The every-fifth pick: per category, the indices of rank 4, 9, 14, ... (the first if it has fewer than five)."""
     members: dict[str, list[int]] = {}
     for index, (kind, _) in enumerate(facts):
         members.setdefault(kind, []).append(index)
@@ -84,12 +95,12 @@ def _full_tests_picks(facts: Sequence[Facts]) -> list[int]:
             picked.add(indices[0])
         else:
             picked.update(indices[EVERY - 1::EVERY])
-    covered = {pair for i, (_, pair) in enumerate(facts) if pair is not None and i in picked}
-    for index, (_, pair) in enumerate(facts):
-        if pair is not None and pair not in covered:
-            covered.add(pair)
-            picked.add(index)
-    return sorted(picked)
+    return picked
+
+
+def _covered(facts: Sequence[Facts], picked: set[int]) -> set[tuple[Any, ...]]:
+    """The (variant, dtype, pipeline, scheduler) pairs of the picked GEMM configs."""
+    return {pair for i, (_, pair) in enumerate(facts) if pair is not None and i in picked}
 
 
 def ck_tiny(full_tests: Sequence[Config]) -> list[Any]:
@@ -120,7 +131,7 @@ def ck_subset(space: "KernelSpace", which: str) -> list[dict[str, Any]]:
 Members = tuple[frozenset[str], "frozenset[str] | None"]
 
 
-def members_of(space: "KernelSpace", variant: str | None, dtype: str) -> Members:
+def members_of(space: "KernelSpace", variant: str | None, dtype: str, ndim: int | None = None) -> Members:
     """The names of CK's full-tests and of CK's tiny among the kernels of (`variant`, `dtype`) (None: every
     variant), computed from as little of `full` as decides full-tests; the tiny part is None when that little does
     not decide tiny (ask again with `variant` None, the whole dtype; if that does not either, tiny's fill-up needs
@@ -133,9 +144,18 @@ def members_of(space: "KernelSpace", variant: str | None, dtype: str) -> Members
     `depthwise_after`'s) decide them. Two things read further, and fall back to the whole dtype: a category with
     fewer than five kernels there (CK takes its first kernel only when the whole category is that small); and tiny
     is left undecided while those kernels' (category, ndim) groups are fewer than ten (CK's fill-up counts every
-    group). `explain` of one forward kernel reads a tenth of full this way."""
+    group). `explain` of one forward kernel reads a tenth of full this way.
+
+    With `ndim`, the variant's kernels of the ndims after it are left out first (a twentieth of full for a 2D
+    forward kernel): the ranks there are the same, and the pair fix-up is decided where every pair of the variant
+    that occurs there is already picked by rank (a later ndim's pick could cover a pair that is not); where not,
+    as without `ndim`."""
     if space.catalog.name != "full":
         raise UsageError(f"CK's procedures are subsets of the full catalog, not of {space.catalog.name}")
+    if variant is not None and ndim is not None:
+        got = _members_through_ndim(space, variant, ndim, dtype)
+        if got is not None:
+            return got
     prefix = _variants_through(space, variant) if variant is not None else None
     if prefix is not None:
         got = _members(space, dtype, prefix, whole=False)
@@ -159,14 +179,49 @@ def _variants_through(space: "KernelSpace", variant: str) -> list[str] | None:
     return None if len(out) == len(variants) + 1 else out
 
 
+def _members_through_ndim(space: "KernelSpace", variant: str, ndim: int, dtype: str) -> Members | None:
+    """members_of from the dtype's kernels up to the end of (`variant`, `ndim`) in CK's order; None where they do
+    not decide full-tests."""
+    order = space.data.ck_raw.get("order", {})
+    variants, after = list(order.get("variants", ())), order.get("depthwise_after")
+    ndims = [int(n) for n in order.get("ndims", ())]
+    if variant not in variants or after not in variants or int(ndim) not in ndims:
+        return None  # depthwise (its loops span every ndim), or data CkOrder reports when the dtype is sorted
+    through = ndims[:ndims.index(int(ndim)) + 1]
+    if through == ndims:
+        return None  # the whole variant: members_of's next step
+    earlier = variants[:variants.index(variant)]
+    if variants.index(after) < variants.index(variant):
+        earlier.append(DEPTHWISE)
+    ordered = _in_ck_order(space, earlier, dtype, also=([variant], through)) if earlier else \
+        _in_ck_order(space, [variant], dtype, ndims=through)
+    facts = [f for _, _, f in ordered]
+    if _small_category(facts):
+        return None
+    covered = _covered(facts, _ranked(facts))
+    if any(pair is not None and pair[0] == variant and pair not in covered for _, pair in facts):
+        return None  # a pair of the variant not picked by rank here: a later ndim's pick may cover it
+    return _decided(ordered)
+
+
 def _members(space: "KernelSpace", dtype: str, variants: list[str] | None, whole: bool) -> Members | None:
     ordered = _in_ck_order(space, variants, dtype)
-    if not whole:
-        sizes: dict[str, int] = {}
-        for _, _, (kind, _) in ordered:
-            sizes[kind] = sizes.get(kind, 0) + 1
-        if any(n < EVERY for n in sizes.values()):
-            return None
+    if not whole and _small_category([f for _, _, f in ordered]):
+        return None
+    return _decided(ordered)
+
+
+def _small_category(facts: Sequence[Facts]) -> bool:
+    """Whether a category has fewer than five kernels here (CK picks the first only where the whole one is that
+    small)."""
+    sizes: dict[str, int] = {}
+    for kind, _ in facts:
+        sizes[kind] = sizes.get(kind, 0) + 1
+    return any(n < EVERY for n in sizes.values())
+
+
+def _decided(ordered: "Ordered") -> Members:
+    """full-tests of kernels in CK's order that decide it, and tiny where their groups are ten or more."""
     full_tests = _picked_configs(ordered)
     groups = {(category(c), int(c["ndim"])) for c in full_tests}
     tiny = frozenset(str(c["name"]) for c in ck_tiny(full_tests)) if len(groups) >= TINY_MIN else None
@@ -195,15 +250,20 @@ def _picked_configs(ordered: Ordered) -> list[dict[str, Any]]:
     return [dict(zip(ordered[i][0], ordered[i][1])) for i in picks]
 
 
-def _in_ck_order(space: "KernelSpace", variants: list[str] | None, dtype: str | None) -> Ordered:
-    """The kernels of the space's `full` (of `variants` and `dtype`; None: all) in CK's generation order, as rows:
-    the sort keys and the facts are read by column index, with no dict per kernel (a kernel the fast lookups do not
-    place is keyed as a dict, which reports one that has no place)."""
+def _in_ck_order(space: "KernelSpace", variants: list[str] | None, dtype: str | None, ndims: list[int] | None = None,
+                 also: tuple[list[str], list[int]] | None = None) -> Ordered:
+    """The kernels of the space's `full` (of `variants`, `ndims` and `dtype`; None: all; `also`: and those of these
+    variants and ndims of the dtype) in CK's generation order, as rows: the sort keys and the facts are read by
+    column index, with no dict per kernel (a kernel the fast lookups do not place is keyed as a dict, which
+    reports one that has no place)."""
     order = CkOrder(space.data, space.arch)
     keyed: list[tuple[Any, tuple[str, ...], tuple, Facts]] = []
     # A part of full (explain of one name) is not kept in the cache: the members it decides are (sets.py).
-    whole = variants is None and dtype is None
-    for keys, rows in _runs(space.rows(variant=variants, dtype=dtype, keep=whole)):
+    whole = variants is None and dtype is None and ndims is None and also is None
+    listings = [space.rows(variant=variants, ndim=ndims, dtype=dtype, keep=whole)]
+    if also is not None:
+        listings.append(space.rows(variant=also[0], ndim=also[1], dtype=dtype, keep=False))
+    for keys, rows in _runs(itertools.chain(*listings)):
         keyed += zip(order.row_keys(keys, rows), itertools.repeat(keys), rows, _row_facts(keys, rows))
     keyed.sort(key=_FIRST)  # stable: kernels of equal keys keep the listing's order, as ck_sorted does
     return [entry[1:] for entry in keyed]

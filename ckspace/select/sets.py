@@ -178,20 +178,20 @@ def cached_procedure_names(space: "KernelSpace", set_name: str) -> list[str] | N
                       lambda p: isinstance(p, list) and all(isinstance(n, str) for n in p))
 
 
-def procedure_members(space: "KernelSpace", variant: str | None,
-                      dtype: str) -> tuple[frozenset[str], frozenset[str] | None]:
+def procedure_members(space: "KernelSpace", variant: str | None, dtype: str,
+                      ndim: int | None = None) -> tuple[frozenset[str], frozenset[str] | None]:
     """ckprocedures.members_of over the space's `full`, cached like the whole sets (explain of one name)."""
     from .. import cache
     from .ckprocedures import members_of
 
     full = space.over("full")
     key = cache.key("ck-procedure-part", full.data.digest, {"arch": full.arch, "variant": variant, "dtype": dtype,
-                                                            "families": sorted(full.families)})
+                                                            "ndim": ndim, "families": sorted(full.families)})
     if full.use_cache:
         hit = cache.load("ck-procedure-part", key, _is_part)
         if hit is not None:
             return frozenset(hit[0]), None if hit[1] is None else frozenset(hit[1])
-    full_tests, tiny = members_of(full, variant, dtype)
+    full_tests, tiny = members_of(full, variant, dtype, ndim)
     if full.use_cache:
         cache.store("ck-procedure-part", key, [sorted(full_tests), None if tiny is None else sorted(tiny)])
     return full_tests, tiny
@@ -219,6 +219,10 @@ def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name
 
     Reading the cache needs no enumeration and no solver: the key is ckspace.select.selection.select's own.
     """
+    from .. import cache
+
+    if make_space is None and not cache.holds_kind("select"):
+        return None  # nothing was ever selected here: no objective to read, no key to compute (explain of a name)
     from . import objectives
     from .selection import cached_names
 

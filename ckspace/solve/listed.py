@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from .. import cache
 from ..rules import compiled
@@ -57,21 +57,32 @@ def _is_packed(payload: object) -> bool:
 
 @functools.lru_cache(maxsize=4)
 def _table(root: Path, rel: str, digest: str) -> dict:
-    """The stored table, read once per process for all its sets (profiler and tests share the file); the package's
-    own from the build's compiled file when it holds these bytes."""
-    table = compiled.table(root, rel, digest)
-    return table if table is not None else read_toml(root / rel, root)
+    """The stored table, read once per process for all its sets (profiler and tests share the file)."""
+    return read_toml(root / rel, root)
+
+
+def _documents(root: Path, rel: str, digest: str,
+               wanted: Callable[[str, dict], bool]) -> Iterator[tuple[str, list[Entry], list[Skipped]]]:
+    """The kernels of each document of a stored table that `wanted` accepts by its path and header: the package's
+    own table from the build's compiled documents (rules.compiled), any other read and parsed."""
+    documents = compiled.documents(root, rel, digest)
+    if documents is not None:
+        for document in documents:
+            if wanted(document[0], document[1]):
+                entries, skipped = compiled.kernels(document)
+                yield document[0], entries, skipped
+        return
+    for path, doc in documents_from_table(_table(root, rel, digest), rel, wanted):
+        entries, skipped = entries_of(doc, f"{rel}: {path}")
+        yield path, entries, skipped
 
 
 def _read_stored(root: Path, rel: str, config_set: str | None,
                  digest: str) -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
-    table = _table(root, rel, digest)
     entries: list[Entry] = []
     skipped: list[Skipped] = []
-    for path, doc in documents_from_table(table, rel):
-        if config_set is not None and _set_of(path) != config_set:
-            continue
-        got, skip = entries_of(doc, f"{rel}: {path}")
+    for _, got, skip in _documents(root, rel, digest,
+                                   lambda path, _: config_set is None or _set_of(path) == config_set):
         entries += got
         skipped += skip
     return tuple(entries), tuple(skipped)
@@ -88,15 +99,13 @@ def stratum_keys(data: DataSet, catalog: Catalog, variant: object, ndim: object,
     if catalog.user:
         got = entries(data, catalog)[0]
     else:
-        table = _table(data.root, catalog.configs, data.digest)
-
         def wanted(path: str, doc: dict) -> bool:
             return (catalog.config_set is None or _set_of(path) == catalog.config_set) \
                 and header_stratum(doc) == (variant, ndim, dtype)
 
         got = []
-        for path, doc in documents_from_table(table, catalog.configs, wanted):
-            got += entries_of(doc, f"{catalog.configs}: {path}")[0]
+        for _, entries_here, _ in _documents(data.root, catalog.configs, data.digest, wanted):
+            got += entries_here
     return frozenset(canonical(e.config) for e in got
                      if (e.config.get("variant"), e.config.get("ndim"), e.config.get("dtype")) == (variant, ndim, dtype))
 

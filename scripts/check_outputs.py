@@ -4,7 +4,8 @@
     python3 scripts/check_outputs.py record FILE     # run the commands, write a digest of each output to FILE
     python3 scripts/check_outputs.py compare FILE    # run them again; exit 1 and name every command that differs
 
-Each command runs as a whole process (`python -m ckspace ...`) in a fresh cache directory; its exit code, stdout
+Each command runs as a whole process (`python -m ckspace ...`, the ckspace on PYTHONPATH: run from outside the
+checkout with PYTHONPATH=DIR to check a built package) in a fresh cache directory; its exit code, stdout
 and stderr (wall times and the temp dir masked) are hashed (emit: every file it writes, by relative path). The list covers enumerate in every format on
 gfx942 and gfx950, the counts, tests/tiny, explain (valid, rejected, JSON, batch), coverage, sample, emit and the
 error lines of bad input.
@@ -104,14 +105,19 @@ def commands() -> list[tuple[str, list[str], str | None]]:
 SECONDS = re.compile(rb"\d+(?:\.\d+)? ?s\b")
 
 
+INSTALLED_OBJECTIVES = re.compile(rb"/[^\s\"']*/ckspace/objectives")
+
+
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
 def normal(data: bytes, out_dir: Path) -> bytes:
     """Output without what differs between two runs of the same command: the temp dir, the checkout's path (two
-    checkouts are compared) and wall times."""
-    data = data.replace(str(out_dir).encode(), b"{out}").replace(str(REPO).encode(), b"{repo}")
+    checkouts are compared; the objectives' folder also as a built package installs it) and wall times."""
+    data = data.replace(str(out_dir).encode(), b"{out}").replace(str(REPO / "objectives").encode(), b"{objectives}")
+    data = INSTALLED_OBJECTIVES.sub(b"{objectives}", data)  # an installed package's copy (PYTHONPATH=its dir)
+    data = data.replace(str(REPO).encode(), b"{repo}")
     return SECONDS.sub(b"<t>", data)
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from ckspace.rules import compile_data, compiled
+from ckspace.rules import model as model_module
 from ckspace.rules import data as D
 from ckspace.rules.ckconfig import documents_from_table, entries_of
+from ckspace.rules.curation import CURATION_TABLES, CkCuration
 from ckspace.solve import listed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,8 +49,8 @@ def parsed(root: Path) -> D.DataSet:
 
 def same(a: D.DataSet, b: D.DataSet) -> bool:
     """Every field equal (Macros compares by identity: by its contents)."""
-    return all(getattr(a, f.name) == getattr(b, f.name) for f in dataclasses.fields(a) if f.name != "macros") \
-        and vars(a.macros) == vars(b.macros)
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in dataclasses.fields(a)
+               if f.name not in ("macros", "checked_archs")) and vars(a.macros) == vars(b.macros)
 
 
 def parsed_documents(root: Path) -> list[tuple[str, list, list]]:
@@ -71,10 +73,20 @@ def test_the_compiled_data_is_the_parsed_data_and_no_file_is_parsed(own: Path, m
     loaded = D.load(own)
     assert loaded.root == own and loaded.digest == expected.digest
     assert same(loaded, expected)
-    assert list(listed._documents(own, TABLE, loaded.digest, lambda path, head: True)) == documents
-    profiler = [d for d in documents if "/profiler/" in d[0] and "fp16" in d[0]]
-    assert list(listed._documents(own, TABLE, loaded.digest,
-                                  lambda path, head: "/profiler/" in path and head["datatype"] == "fp16")) == profiler
+    # every arch's references were checked by the build, with every family: a process does not check them again
+    assert loaded.checked_archs == set(expected.archs) and not expected.checked_archs
+    monkeypatch.setattr(model_module.T, "check_condition", refuse)
+    for arch in expected.archs:
+        model_module.Model(loaded, arch, frozenset(loaded.families)).validate_references()
+    with pytest.raises(AssertionError, match="parsed although compiled"):
+        model_module.Model(expected, "gfx950", frozenset(expected.families)).validate_references()
+    # CK's curation tables of every arch, as a model of the parsed data builds them; a model reads them, builds none
+    built = {arch: {name: CkCuration(expected.ck_raw, expected.archs[arch]).relation(name) for name in CURATION_TABLES}
+             for arch in expected.archs}
+    assert all(compiled.curated(loaded, arch) == built[arch] for arch in expected.archs)
+    monkeypatch.setattr(CkCuration, "relation", refuse)
+    model = model_module.Model(loaded, "gfx90a", frozenset(loaded.families))
+    assert {name: model.resolve(("ck", name)) for name in CURATION_TABLES} == built["gfx90a"]
 
 
 def test_an_edited_data_file_is_parsed(own: Path) -> None:
@@ -164,3 +176,29 @@ def test_the_build_compiles_the_data_and_the_installed_package_serves_it(tmp_pat
                               env={**env, "PYTHONPATH": str(REPO), "CKSPACE_CACHE_DIR": str(tmp_path / "cache2")})
     assert installed.returncode == checkout.returncode == 0
     assert installed.stdout == checkout.stdout and installed.stdout.count("\n") > 10
+
+
+def test_an_arch_whose_references_fail_at_build_is_checked_by_each_process(own: Path, monkeypatch) -> None:
+    """The build marks only the archs on which every rule's references check; a process checks the others itself
+    (and reports a broken rule there, as a checkout does)."""
+    real = model_module.Model.validate_references
+
+    def fails_on_gfx90a(self) -> None:
+        if self.arch == "gfx90a":
+            raise model_module.DataError("rules/x.toml: rule x reads arch.nothing on gfx90a")
+        real(self)
+
+    monkeypatch.setattr(model_module.Model, "validate_references", fails_on_gfx90a)
+    compile_data.write(own)
+    monkeypatch.setattr(model_module.Model, "validate_references", real)
+    compiled._READ.clear()
+    D._LOADED.clear()
+    loaded = D.load(own)
+    assert loaded.checked_archs == set(loaded.archs) - {"gfx90a"}
+    calls = []
+    check = model_module.T.check_condition
+    monkeypatch.setattr(model_module.T, "check_condition", lambda *a: calls.append(a) or check(*a))
+    model_module.Model(loaded, "gfx950", frozenset(loaded.families)).validate_references()
+    assert not calls
+    model_module.Model(loaded, "gfx90a", frozenset(loaded.families)).validate_references()
+    assert calls

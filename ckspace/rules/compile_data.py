@@ -12,14 +12,17 @@ from pathlib import Path
 from . import compiled
 from . import data as D
 from .ckconfig import STORED_HEADER, CkConfigError, documents_from_table, entries_of
+from .curation import CURATION_TABLES, CkCuration
+from .model import Model
+from .relation import Relation
 from ..errors import CkspaceError
 from ..paths import PACKAGE
 
 
 def write(root: Path) -> Path:
     """Load the constraints directory `root` from its files and write its compiled file there (the build step):
-    the DataSet, and the documents of the stored config tables of its catalogs with their kernels. Raises the
-    DataError of broken data."""
+    the DataSet, the documents of the stored config tables of its catalogs with their kernels, and CK's curation
+    tables of every arch. Raises the DataError of broken data."""
     root = root.resolve()
     digest = D.digest_dir(root)
     loaded = D._load(root)  # not the memo: a fresh object, with nothing cached on it yet
@@ -30,7 +33,10 @@ def write(root: Path) -> Path:
                 documents[catalog.configs] = _documents(root, catalog.configs)
             except CkConfigError:
                 continue  # left to be read when listed, which reports the broken entry as always
-    body = pickle.dumps({"data": loaded, "documents": documents}, protocol=pickle.HIGHEST_PROTOCOL)
+    loaded.checked_archs = frozenset(a for a in loaded.archs if _references_resolve(loaded, a))
+    curated = {arch: pickle.dumps(_curated(loaded, arch), protocol=pickle.HIGHEST_PROTOCOL) for arch in loaded.archs}
+    body = pickle.dumps({"data": loaded, "documents": documents, "curated": curated},
+                        protocol=pickle.HIGHEST_PROTOCOL)
     target = root / compiled.FILE_NAME
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".pickle")
     try:
@@ -41,7 +47,29 @@ def write(root: Path) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    compiled.forget()  # the models built here looked for the file (and found none, or the previous build's)
     return target
+
+
+def _references_resolve(data: D.DataSet, arch: str) -> bool:
+    """Whether every rule of every family resolves and type-checks on the arch (then so does any choice of them)."""
+    try:
+        Model(data, arch, frozenset(data.families)).validate_references()
+    except CkspaceError:
+        return False  # a process checks it, and reports the rule, as always
+    return True
+
+
+def _curated(data: D.DataSet, arch: str) -> dict[str, Relation]:
+    """Every CK curation table of the arch that builds (one that does not is left to the process, which reports it)."""
+    curation = CkCuration(data.ck_raw, data.archs[arch])
+    out = {}
+    for name in CURATION_TABLES:
+        try:
+            out[name] = curation.relation(name)
+        except CkspaceError:
+            continue
+    return out
 
 
 def _documents(root: Path, rel: str) -> list[compiled.Document]:

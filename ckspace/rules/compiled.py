@@ -25,7 +25,7 @@ from .. import cache
 from ..paths import PACKAGE
 
 FILE_NAME = "_compiled.pickle"
-FORMAT = 2
+FORMAT = 3
 # The package's own constraints directory, the only one read from a compiled file (tests point it elsewhere).
 OWN_ROOT = PACKAGE / "constraints"
 
@@ -66,6 +66,16 @@ def kernels(document: Document) -> Any:
     return pickle.loads(document[2])
 
 
+def curated(data: Any, arch: str) -> "dict[str, Any] | None":
+    """CK's curation tables of `arch` (name -> Relation, as CkCuration builds them) for a DataSet of the package's
+    own directory, or None (build them). Pickled per arch: a process unpickles only its arch's."""
+    if data.root != OWN_ROOT.resolve():
+        return None
+    payload = _payload(data.root, data.digest)
+    blob = None if payload is None else payload["curated"].get(arch)
+    return None if blob is None else pickle.loads(blob)
+
+
 def _payload(root: Path, data_digest: str) -> "dict[str, Any] | None":
     if root != OWN_ROOT.resolve():
         return None
@@ -74,6 +84,11 @@ def _payload(root: Path, data_digest: str) -> "dict[str, Any] | None":
         _READ.clear()  # one directory's file at a time: a new digest makes the old one useless
         _READ[memo] = _read(root / FILE_NAME, key(data_digest))
     return _READ[memo]
+
+
+def forget() -> None:
+    """Read the compiled file again when next asked (it was just written)."""
+    _READ.clear()
 
 
 def _read(path: Path, wanted: str) -> "dict[str, Any] | None":
@@ -88,7 +103,8 @@ def _read(path: Path, wanted: str) -> "dict[str, Any] | None":
         payload = pickle.loads(body)
     except Exception:  # noqa: BLE001  # the digest matched, so only a bug gets here; parsing is always right
         return None
-    if not isinstance(payload, dict) or not isinstance(payload.get("documents"), dict) or "data" not in payload:
+    if not isinstance(payload, dict) or not all(isinstance(payload.get(k), dict) for k in ("documents", "curated")) \
+            or "data" not in payload:
         return None
     return payload
 

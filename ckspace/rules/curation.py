@@ -39,6 +39,9 @@ def parse_pair(text: str) -> tuple[str, str]:
     return pipeline, scheduler
 
 
+CURATION_TABLES = ("tile", "wave_warp", "vec", "pipeline", "depthwise")  # ck.<name>: CkCuration._build_<name>
+
+
 class CkCuration:
     """Resolves CK's tables for one arch (the warp-tile fallback of spec 3.4 depends on the arch's facts)."""
 

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Sequence
 
+from . import compiled
 from . import expr as E
 from . import typecheck as T
 from .curation import CkCuration
 from .data import DataSet, FieldDef, Rule, UnknownReference, arch_resolver
+from .relation import Relation
 from ..errors import DataError, ExprError, UsageError
 
 DEPTHWISE_VARIANT = "forward_depthwise"
@@ -82,9 +84,17 @@ class Model:
         self.arch = arch
         self.families = families
         self.curation = CkCuration(data.ck_raw, data.archs[arch])
-        self.resolve = arch_resolver(data, arch, self.curation.relation)
+        self.resolve = arch_resolver(data, arch, self._ck_relation)
         self._references_valid = False
         self._fields_of: dict[str, tuple[FieldDef, ...]] = {}
+        self._curated: dict[str, Relation] | None = None
+
+    def _ck_relation(self, name: str) -> Relation:
+        """CK's curation table `ck.<name>` on this arch: the build's (rules.compiled), else built here."""
+        if self._curated is None:
+            self._curated = compiled.curated(self.data, self.arch) or {}
+        built = self._curated.get(name)
+        return built if built is not None else self.curation.relation(name)
 
     # -- fields ---------------------------------------------------------------------------------------------------
     def fields(self, kind: str) -> list[FieldDef]:
@@ -150,7 +160,7 @@ class Model:
         """Resolve every data reference once and type every active rule on this arch's data, so that a broken rule
         file fails at start-up with one clear line. (Loading checked the rules already, but without an arch: the
         columns of the ck.* tables and facts that differ between archs are only known here.)"""
-        if self._references_valid:
+        if self._references_valid or self.arch in self.data.checked_archs:
             return
         for rule in self.rules:
             for part, node in (("when", rule.when), ("require", rule.require)):

@@ -127,22 +127,31 @@ def elimination_order(fields: Sequence[str], adj: Mapping[str, set[str]], size: 
     """
     graph = {f: set(adj[f]) for f in fields}
     rank = {f: i for i, f in enumerate(fields)}
+
+    def key_of(f: str) -> tuple:
+        nb = graph[f]
+        cost = size(frozenset(nb | {f}))
+        fill = sum(1 for a, b in itertools.combinations(nb, 2) if b not in graph[a])
+        return (round(size(frozenset(nb)), 6) if message_first else 0.0, round(cost, 6), fill, rank[f])
+
+    # A field's key reads its neighbours and the edges among them, so eliminating v changes only the keys of v's
+    # neighbours and of their neighbours: those are computed again, the others kept (the keys end in the field's
+    # rank, so the smallest is one field, as in a scan in field order).
+    keys = {f: key_of(f) for f in graph}
     out = []
     while graph:
-        best = None
-        for f in sorted(graph, key=rank.__getitem__):
-            nb = graph[f]
-            cost = size(frozenset(nb | {f}))
-            fill = sum(1 for a, b in itertools.combinations(nb, 2) if b not in graph[a])
-            key = (round(size(frozenset(nb)), 6) if message_first else 0.0, round(cost, 6), fill, rank[f])
-            if best is None or key < best[0]:
-                best = (key, f)
-        assert best is not None
-        v = best[1]
+        v = min(keys, key=keys.__getitem__)
+        del keys[v]
         nb = graph.pop(v)
         for a in nb:
             graph[a].discard(v)
             graph[a].update(n for n in nb if n != a)
+        changed = set(nb)
+        for a in nb:
+            changed |= graph[a]
+        for f in changed:
+            if f in graph:
+                keys[f] = key_of(f)
         out.append((v, frozenset(nb | {v})))
     return out
 

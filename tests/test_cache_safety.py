@@ -28,6 +28,7 @@ import pytest
 
 from ckspace import cache
 from ckspace.cli import main
+from ckspace.solve.packed import CODES
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["--arch", "gfx950", "--variant", "bwd_data", "--ndim", "2", "--dtype", "fp32"]  # 84 kernels
@@ -178,41 +179,99 @@ def _changed(fn: Callable[[Any], None]) -> Edit:
 
 
 def _enumerate_edits() -> dict[str, EditSpec]:
-    def first_int(row: list) -> int:
-        return next(i for i, v in enumerate(row) if i > 0 and type(v) is int)
+    """Edits of the columns of the entry's one stratum (solve.packed): {"layouts", "strata": [[layout index, kernels,
+    [column, ...]]]}, a column a list of values or {"values", "codes"}."""
+    def columns(p: dict) -> list:
+        return p["strata"][0][2]
+
+    def coded_int(p: dict) -> dict:  # a dictionary-coded column of integers (tile_m, ...)
+        return next(c for c in columns(p) if type(c) is dict and type(c["values"][0]) is int
+                    and not isinstance(c["values"][0], bool))
+
+    def names(p: dict) -> Any:  # the names' column: a list of every name, or coded where the names are few
+        return columns(p)[p["layouts"][p["strata"][0][0]].index("name")]
+
+    def plain(p: dict) -> list:  # the names' values
+        column = names(p)
+        return column if type(column) is list else column["values"]
+
+    def each_kernel(p: dict, edit_codes: Callable[[str], str], edit_list: Callable[[list], None], dn: int) -> None:
+        for c in columns(p):
+            if type(c) is dict:
+                c["codes"] = edit_codes(c["codes"])
+            else:
+                edit_list(c)
+        p["strata"][0][1] += dn
+
+    def dropped(p: dict) -> None:  # the middle kernel, consistently: only the checksum tells
+        mid = p["strata"][0][1] // 2
+        each_kernel(p, lambda codes: codes[:mid] + codes[mid + 1:], lambda values: values.pop(mid), -1)
+
+    def injected(p: dict) -> None:  # a copy of the first kernel, named as no kernel is
+        each_kernel(p, lambda codes: codes + codes[0], lambda values: values.append(values[0]), +1)
+        column = names(p)
+        if type(column) is list:
+            column[-1] = INJECTED
+        else:
+            column["values"].append(INJECTED)
+            column["codes"] = column["codes"][:-1] + CODES[len(column["values"]) - 1]
 
     def huge(p: dict) -> bytes:
-        p["rows"][0][first_int(p["rows"][0])] = 987654321987
+        coded_int(p)["values"][0] = 987654321987
         return with_huge_int(p)
 
     def huge_index(p: dict) -> bytes:
-        p["rows"][0][0] = 987654321987
+        p["strata"][0][0] = 987654321987
         return with_huge_int(p)
 
     def set_value(value: Any) -> Callable[[dict], None]:
-        return lambda p: p["rows"][0].__setitem__(first_int(p["rows"][0]), value)
+        return lambda p: coded_int(p)["values"].__setitem__(0, value)
 
     def bumped(p: dict) -> None:
-        row = p["rows"][0]
-        row[first_int(row)] += 1
+        coded_int(p)["values"][0] += 1
+
+    def set_stratum(i: int, value: Any) -> Callable[[dict], None]:
+        return lambda p: p["strata"][0].__setitem__(i, value)
+
+    def first_code(char: str) -> Callable[[dict], None]:
+        def edit(p: dict) -> None:
+            column = coded_int(p)
+            column["codes"] = char + column["codes"][1:]
+        return edit
+
+    def past_the_values(p: dict) -> None:
+        column = coded_int(p)
+        column["codes"] = CODES[len(column["values"])] + column["codes"][1:]
 
     return {
-        "row_dropped": (_changed(lambda p: p["rows"].pop(len(p["rows"]) // 2)), False, True),
-        "row_injected": (_changed(lambda p: p["rows"].append([*p["rows"][0][:-1], INJECTED])), False, True),
+        "row_dropped": (_changed(dropped), False, True),
+        "row_injected": (_changed(injected), False, True),
         "value_edited": (_changed(bumped), False, True),
         "huge_int_value": (huge, False, True),
         "huge_int_index": (huge_index, True, True),
         "value_is_list": (_changed(set_value([1])), True, True),
         "value_is_object": (_changed(set_value({"a": 1})), True, False),
-        "index_is_string": (_changed(lambda p: p["rows"][0].__setitem__(0, "0")), True, False),
-        "index_is_bool": (_changed(lambda p: p["rows"][0].__setitem__(0, False)), True, False),
-        "index_is_float": (_changed(lambda p: p["rows"][0].__setitem__(0, 0.0)), True, False),
-        "index_out_of_range": (_changed(lambda p: p["rows"][0].__setitem__(0, 99)), True, False),
-        "index_negative": (_changed(lambda p: p["rows"][0].__setitem__(0, -1)), True, False),
-        "row_widened": (_changed(lambda p: p["rows"][0].append(1)), True, False),
-        "row_narrowed": (_changed(lambda p: p["rows"][0].pop()), True, False),
-        "row_empty": (_changed(lambda p: p["rows"].__setitem__(0, [])), True, False),
-        "row_is_object": (_changed(lambda p: p["rows"].__setitem__(0, {"name": INJECTED})), True, False),
+        "name_is_list": (_changed(lambda p: plain(p).__setitem__(0, [INJECTED])), True, False),
+        "index_is_string": (_changed(set_stratum(0, "0")), True, False),
+        "index_is_bool": (_changed(set_stratum(0, False)), True, False),
+        "index_is_float": (_changed(set_stratum(0, 0.0)), True, False),
+        "index_out_of_range": (_changed(set_stratum(0, 99)), True, False),
+        "index_negative": (_changed(set_stratum(0, -1)), True, False),
+        "count_raised": (_changed(lambda p: p["strata"][0].__setitem__(1, p["strata"][0][1] + 1)), True, False),
+        "count_zero": (_changed(set_stratum(1, 0)), True, False),
+        "count_is_float": (_changed(lambda p: p["strata"][0].__setitem__(1, float(p["strata"][0][1]))), True, False),
+        "column_added": (_changed(lambda p: columns(p).append(list(plain(p)))), True, False),
+        "column_dropped": (_changed(lambda p: columns(p).pop()), True, False),
+        "codes_shortened": (_changed(lambda p: coded_int(p).__setitem__("codes", coded_int(p)["codes"][:-1])), True,
+                            False),
+        "code_past_the_values": (_changed(past_the_values), True, False),
+        "code_not_a_code": (_changed(first_code("\n")), True, False),
+        "codes_is_list": (_changed(lambda p: coded_int(p).__setitem__("codes", list(coded_int(p)["codes"]))), True,
+                          False),
+        "values_empty": (_changed(lambda p: coded_int(p).__setitem__("values", [])), True, False),
+        "coded_extra_key": (_changed(lambda p: coded_int(p).__setitem__("extra", 1)), True, False),
+        "stratum_is_object": (_changed(lambda p: p["strata"].__setitem__(0, {"name": INJECTED})), True, False),
+        "stratum_empty": (_changed(lambda p: p["strata"].__setitem__(0, [])), True, False),
         "column_renamed": (_changed(lambda p: p["layouts"][0].__setitem__(0, "tile_q")), True, False),
         "column_duplicated": (_changed(lambda p: p["layouts"][0].__setitem__(1, p["layouts"][0][0])), True, False),
         "column_not_a_string": (_changed(lambda p: p["layouts"][0].__setitem__(0, 7)), True, False),
@@ -537,16 +596,18 @@ def test_the_select_reader_rejects_every_edit(shape: str, filled, tmp_path: Path
     assert len(err.splitlines()) == 1 and WARNING.match(err.strip()), err
 
 
-def _names_of(packed: dict) -> set[str]:
+def _names_of(payload: dict) -> set[str]:
     """The kernel names of an enumerate entry's payload."""
-    at = [layout.index("name") + 1 for layout in packed["layouts"]]
-    return {row[at[row[0]]] for row in packed["rows"]}
+    from ckspace.solve import packed
+
+    return {values[keys.index("name")] for keys, values in packed.rows(payload)}
 
 
 def test_the_reader_accepts_every_result_the_writer_stores(tmp_path: Path, monkeypatch) -> None:
     """The shape checks are exact for what ckspace writes: a whole arch, depthwise and GEMM layouts mixed, and an
     empty result; each entry holds exactly the kernels the listing gave."""
-    from ckspace.solve.kernels import KernelSpace, _is_packed
+    from ckspace.solve import packed
+    from ckspace.solve.kernels import KernelSpace
 
     for i, where in enumerate((None, "tile_m == 16 and tile_n == 256 and tile_k == 256")):
         monkeypatch.setenv("CKSPACE_CACHE_DIR", str(tmp_path / str(i)))
@@ -554,9 +615,16 @@ def test_the_reader_accepts_every_result_the_writer_stores(tmp_path: Path, monke
         listed = list(space.enumerate(where=where))
         (entry,) = (tmp_path / str(i) / "enumerate").iterdir()
         payload = json.loads(entry.read_bytes().partition(b"\n")[2])
-        assert _is_packed(payload, space._columns(space.strata()))
-        assert [dict(zip(payload["layouts"][row[0]], row[1:])) for row in payload["rows"]] == listed
+        assert packed.is_packed(payload, space._columns(space.strata()))
+        stored = [dict(zip(keys, values)) for keys, values in packed.rows(payload)]
+        assert stored == listed  # == also compares True with 1: the types too
+        assert [[type(v) for v in c.values()] for c in stored] == [[type(v) for v in c.values()] for c in listed]
         assert len(listed) == (0 if where else 14_048) and len(payload["layouts"]) == (0 if where else 2)
+        # by column: the values of every field coded one character a kernel; the names too where they are few
+        for index, n, columns in payload["strata"]:
+            keys = payload["layouts"][index]
+            assert all(type(c) is dict for k, c in zip(keys, columns) if k != "name")
+            assert (type(columns[keys.index("name")]) is dict) == (n <= len(CODES))
 
 
 def test_the_data_is_loaded_once_until_a_file_changes(tmp_path: Path) -> None:

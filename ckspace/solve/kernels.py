@@ -6,14 +6,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from .. import cache
-from . import listed
+from . import listed, packed
 from ..errors import UsageError
 from ..rules import data as D
 from ..rules import expr as E
@@ -169,30 +167,31 @@ class KernelSpace:
         digest = cache.key("enumerate", self.data.digest, self._cache_options(strata, where))
         if self.use_cache:
             columns = self._columns(strata)
-            hit = cache.load("enumerate", digest, lambda payload: _is_packed(payload, columns))
+            hit = cache.load("enumerate", digest, lambda payload: packed.is_packed(payload, columns))
             if hit is not None:
                 self.timings.cached = True
-                layouts = [tuple(layout) for layout in hit["layouts"]]
-                for packed_row in hit["rows"]:
-                    yield layouts[packed_row[0]], tuple(packed_row[1:])
+                yield from packed.rows(hit)
                 return
         self._large = False
-        # The cache entry ({"layouts": [...], "rows": [[layout index, values...], ...]}, what _is_packed checks) is
-        # packed from the tuples the solve gives, as they come.
+        # The cache entry (solve.packed: the strata by column) is made of the tuples the solve gives, kept as they
+        # come; a streamed (open-space) result is never kept in memory for the cache.
         layouts: dict[tuple[str, ...], int] = {}
-        packed: list[tuple] | None = [] if self.use_cache and keep else None
+        kept: list[tuple[int, list[tuple]]] | None = [] if self.use_cache and keep else None
+        total = 0
         for named, rows in self._solve(strata, node):
-            index = -1
+            stratum: list[tuple] | None = [] if kept is not None else None
             for row in rows:
-                if packed is not None and (self._large or len(packed) >= CACHE_LIMIT):
-                    packed = None  # a streamed (open-space) result is never kept in memory for the cache
-                if packed is not None:
-                    if index < 0:
-                        index = layouts.setdefault(named, len(layouts))
-                    packed.append((index, *row))
+                if stratum is not None:
+                    if self._large or total + len(stratum) >= CACHE_LIMIT:
+                        stratum = kept = None
+                    else:
+                        stratum.append(row)
                 yield named, row
-        if packed is not None:
-            cache.store("enumerate", digest, {"layouts": [list(c) for c in layouts], "rows": packed})
+            if kept is not None and stratum:
+                kept.append((layouts.setdefault(named, len(layouts)), stratum))
+                total += len(stratum)
+        if kept is not None:
+            cache.store("enumerate", digest, packed.pack(list(layouts), kept))
 
     def count(self, *, variant=None, ndim=None, dtype=None, where: str | None = None) -> dict[Stratum, int]:
         """Kernels per (variant, ndim, dtype), counted by multiplying independent components."""
@@ -352,36 +351,6 @@ def _prefix_probe(model: Model, st: Stratum) -> dict[str, object]:
     probe.update(st.constants())
     probe["layout"] = "ngchw" if st.kind == "depthwise" else "nhwgc"
     return probe
-
-
-def _is_packed(payload: object, columns: Collection[frozenset[str]]) -> bool:
-    """Whether `payload` has the shape enumerate stores: layouts that are the columns of a kind of the strata asked, and rows of
-    [layout index, scalars...] as wide as their layout. Checked whole before a row is served, with C-level passes
-    over the rows (the warm path reads every kernel of an arch)."""
-    if type(payload) is not dict or payload.keys() != {"layouts", "rows"}:
-        return False
-    layouts, rows = payload["layouts"], payload["rows"]
-    if type(layouts) is not list or type(rows) is not list:
-        return False
-    allowed: set[tuple[type, int, int]] = set()  # (type of the index, index, row width) of a well-formed row
-    for index, layout in enumerate(layouts):
-        if type(layout) is not list or not all(type(c) is str for c in layout):
-            return False
-        if len(set(layout)) != len(layout) or frozenset(layout) not in columns:
-            return False
-        allowed.add((int, index, len(layout) + 1))
-    if not rows:
-        return True
-    if set(map(type, rows)) != {list} or min(map(len, rows)) == 0:
-        return False
-    heads = list(map(itemgetter(0), rows))
-    if not set(zip(map(type, heads), heads, map(len, rows))) <= allowed:
-        return False
-    try:  # of what json.loads gives, exactly the scalars are hashable: a list or an object in a row fails here
-        deque(map(hash, map(tuple, rows)), maxlen=0)
-    except TypeError:
-        return False
-    return True
 
 
 def _is_counts(payload: object, strata: Sequence[Stratum]) -> bool:

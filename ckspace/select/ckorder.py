@@ -114,7 +114,8 @@ class CkOrder:
 
     def row_keys(self, keys: tuple[str, ...], rows: Sequence[tuple]) -> list[Key]:
         """key() of each row of one layout (`keys` names its columns), without a dict per row: the same lookups by
-        column index; a row key() would take the full computation for goes through key() as a dict."""
+        column index; a row they do not place goes through key() as a dict (the full computation, which says why a
+        config has no place)."""
         if "variant" not in keys or not all(k in keys for k in _ROW_FIELDS):
             return [self.key(dict(zip(keys, row))) for row in rows]
         at = {k: i for i, k in enumerate(keys)}

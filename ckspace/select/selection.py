@@ -123,9 +123,10 @@ def _solver_version() -> str:
         except OSError:
             continue
         found = sorted(n for n in names if n.startswith(_DIST_INFO[0]) and n.endswith(_DIST_INFO[1]))
-        if len(found) == 1 and not any(n.lower().startswith("ortools") and n.endswith(".egg-info") for n in names):
+        eggs = any(n.lower().startswith("ortools") and n.endswith(".egg-info") for n in names)
+        if len(found) == 1 and not eggs:
             return found[0][len(_DIST_INFO[0]):-len(_DIST_INFO[1])]
-        if found or any(n.lower().startswith("ortools") and n.endswith(".egg-info") for n in names):
+        if found or eggs:
             break  # several, or another kind of install: the one importlib.metadata picks
     try:
         from importlib.metadata import version

@@ -133,8 +133,7 @@ def procedure_configs(space: "KernelSpace", set_name: str) -> list[dict[str, obj
     full = space.over("full")
     names = cached_procedure_names(full, set_name)
     if names is None:
-        configs = sorted(_computed_procedure(full, set_name), key=lambda c: str(c["name"]))
-        return configs
+        return sorted(_computed_procedure(full, set_name), key=lambda c: str(c["name"]))
     wanted = set(names)  # a dict only for each member: a fifth of full's kernels for full-tests
     at: dict[tuple[str, ...], int] = {}
     configs = []

@@ -31,12 +31,12 @@ def own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "constraints"
     shutil.copytree(D.default_constraints_dir(), root, ignore=shutil.ignore_patterns(compiled.FILE_NAME))
     monkeypatch.setattr(compiled, "OWN_ROOT", root)
-    compiled._READ.clear()
+    compiled.forget()
     D._LOADED.clear()
     listed._table.cache_clear()
     compile_data.write(root)
     yield root.resolve()
-    compiled._READ.clear()
+    compiled.forget()
     D._LOADED.clear()
     listed._table.cache_clear()
 
@@ -87,6 +87,8 @@ def test_the_compiled_data_is_the_parsed_data_and_no_file_is_parsed(own: Path, m
     monkeypatch.setattr(CkCuration, "relation", refuse)
     model = model_module.Model(loaded, "gfx90a", frozenset(loaded.families))
     assert {name: model.resolve(("ck", name)) for name in CURATION_TABLES} == built["gfx90a"]
+    other = model_module.Model(loaded, "gfx90a", frozenset({"arch"}))  # a second model of the arch: unpickled once
+    assert all(other.resolve(("ck", name)) is model.resolve(("ck", name)) for name in CURATION_TABLES)
 
 
 def test_an_edited_data_file_is_parsed(own: Path) -> None:
@@ -191,7 +193,7 @@ def test_an_arch_whose_references_fail_at_build_is_checked_by_each_process(own: 
     monkeypatch.setattr(model_module.Model, "validate_references", fails_on_gfx90a)
     compile_data.write(own)
     monkeypatch.setattr(model_module.Model, "validate_references", real)
-    compiled._READ.clear()
+    compiled.forget()
     D._LOADED.clear()
     loaded = D.load(own)
     assert loaded.checked_archs == set(loaded.archs) - {"gfx90a"}

@@ -30,6 +30,7 @@ FORMAT = 3
 OWN_ROOT = PACKAGE / "constraints"
 
 _READ: dict[tuple[Path, str], "dict[str, Any] | None"] = {}  # (root, data digest) -> the payload, or None: a miss
+_CURATED: dict[str, Any] = {}  # arch -> its unpickled curation tables, of the payload in _READ
 
 
 def key(data_digest: str) -> str:
@@ -68,12 +69,16 @@ def kernels(document: Document) -> Any:
 
 def curated(data: Any, arch: str) -> "dict[str, Any] | None":
     """CK's curation tables of `arch` (name -> Relation, as CkCuration builds them) for a DataSet of the package's
-    own directory, or None (build them). Pickled per arch: a process unpickles only its arch's."""
+    own directory, or None (build them). Pickled per arch: a process unpickles only its arch's, once (the explainer
+    makes a model per catalog of one arch; relations are immutable, so they share the tables)."""
     if data.root != OWN_ROOT.resolve():
         return None
     payload = _payload(data.root, data.digest)
-    blob = None if payload is None else payload["curated"].get(arch)
-    return None if blob is None else pickle.loads(blob)
+    if payload is None or arch not in payload["curated"]:
+        return None
+    if arch not in _CURATED:
+        _CURATED[arch] = pickle.loads(payload["curated"][arch])
+    return _CURATED[arch]
 
 
 def _payload(root: Path, data_digest: str) -> "dict[str, Any] | None":
@@ -81,14 +86,15 @@ def _payload(root: Path, data_digest: str) -> "dict[str, Any] | None":
         return None
     memo = (root, data_digest)
     if memo not in _READ:
-        _READ.clear()  # one directory's file at a time: a new digest makes the old one useless
+        forget()  # one directory's file at a time: a new digest makes the old one useless
         _READ[memo] = _read(root / FILE_NAME, key(data_digest))
     return _READ[memo]
 
 
 def forget() -> None:
-    """Read the compiled file again when next asked (it was just written)."""
+    """Read the compiled file again when next asked (it was just written, or another one is asked for)."""
     _READ.clear()
+    _CURATED.clear()
 
 
 def _read(path: Path, wanted: str) -> "dict[str, Any] | None":

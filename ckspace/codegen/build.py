@@ -1,6 +1,6 @@
 """`ckspace build DIR`: compile an emitted directory with ninja, and check the objects.
 
-- The compiler: --compiler, else ROCm (hipcc / amdclang++), else the registry toolchain (ckspace.toolchain, set up
+- The compiler: --compiler, else ROCm (hipcc / amdclang++), else the registry toolchain (ckspace.codegen.toolchain, set up
   on first use and cached).
 - `toolchain.ninja` (compiler and flags per offload arch) is written next to build.ninja; build.ninja is rewritten
   only when --offload-arch asks for other archs than it lists. Both are written only when they change, so a

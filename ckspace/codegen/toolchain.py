@@ -9,8 +9,8 @@ nothing on the system:
         amd-aiter==0.1.7.post2.dev18, which vendors CK Tile of about 2025-11 (the headers only are unpacked);
 - apt, `apt-get download` only (unpacked into the toolchain directory, never installed): the HIP 5.2 headers
         (libamdhip64-dev), clang's HIP wrapper headers (libclang-common-19-dev; zig leaves them out), a sysroot of
-        the C and C++ headers a HIP compile parses (libc6-dev, linux-libc-dev, libstdc++-12-dev, libgcc-12-dev),
-        and clang-offload-bundler (clang-tools-19, for distcc's preprocessed inputs).
+        the C and C++ headers a HIP compile parses (libc6-dev, linux-libc-dev, libstdc++-12-dev, libgcc-12-dev).
+        Headers only: no binary of Debian's is run, so no shared library of the system is needed (zig is static).
 
 No device library is needed: objects are compiled device-only with `-nogpulib -fhip-emit-relocatable` (relocatable
 device ELF objects; every template is instantiated and compiled). The 290 MB triton wheel (HIP 7.1 headers, ocml)
@@ -19,12 +19,12 @@ is not needed. CK CMake's ROCm-clang flag pair `-mllvm -amdgpu-early-inline-all=
 
 The compiler is a wrapper script (bin/hipclang-zig) that acts like `clang -x hip`, defines the wavefront size of
 the arch (64 on gfx9, 32 on RDNA: clang 22 no longer defines __AMDGCN_WAVEFRONT_SIZE, which the HIP 5.2 headers
-read), and splits a compile the way distcc needs (bundled preprocessed output, compiled back with
-clang-offload-bundler).
+read), splits a compile the way distcc needs (device-only preprocessed output, compiled back as HIP), and writes
+the dependency files clang leaves out of a device-only compile.
 
-The toolchain lives in $CKSPACE_TOOLCHAIN_DIR, else $XDG_CACHE_HOME/ckspace/toolchain-v2 (~/.cache/...). Setup is
+The toolchain lives in $CKSPACE_TOOLCHAIN_DIR, else $XDG_CACHE_HOME/ckspace/toolchain-v4 (~/.cache/...). Setup is
 idempotent (every step checks its result first), safe against concurrent runs (a lock file), and leaves
-`toolchain.json` last, as the mark of a finished setup. `python3 -m ckspace.toolchain setup [DIR]` or
+`toolchain.json` last, as the mark of a finished setup. `python3 -m ckspace.codegen.toolchain setup [DIR]` or
 `scripts/setup_toolchain.sh [DIR]` run it by hand.
 """
 
@@ -43,12 +43,11 @@ from typing import Callable, Sequence
 
 from ..errors import CkspaceError
 
-RECIPE = "3"  # bump when the recipe changes: a new directory is set up next to the old one
+RECIPE = "4"  # bump when the recipe changes: a new directory is set up next to the old one
 ZIGLANG = "0.17.0"
 AMD_AITER = "0.1.7.post2.dev18"
 APT_HIP_HEADERS = "libamdhip64-dev"
 APT_HIP_WRAPPERS = "libclang-common-19-dev"  # clang's __clang_hip_*.h, which zig's resource dir lacks
-APT_BUNDLER = "clang-tools-19"  # only its clang-offload-bundler is unpacked (for distcc's preprocessed inputs)
 APT_SYSROOT = ("libc6-dev", "linux-libc-dev", "libstdc++-12-dev", "libgcc-12-dev")  # headers + crtbegin.o only
 CK_IN_AITER = "aiter_meta/3rdparty/composable_kernel/include/"
 # the archs the registry toolchain compiles (zig's clang 22, all of them); RDNA runs wave32
@@ -285,7 +284,6 @@ def setup(root: str | Path | None = None, log: Callable[[str], None] | None = No
         dl = root / "dl"
         dl.mkdir(exist_ok=True)
         hip = _ensure_hip_headers(root, dl, log)
-        _ensure_bundler(root, dl, log)
         sysroot = _ensure_sysroot(root, dl, log)
         wheels = _ensure_wheels(dl, log)
         zig = _ensure_zig(root, wheels["ziglang"], dl, log)
@@ -303,7 +301,7 @@ def setup(root: str | Path | None = None, log: Callable[[str], None] | None = No
             "recipe": RECIPE,
             "ck_include": str(ck),
             "compilers": compilers,
-            "sources": {"apt-get download (unpacked, not installed)": [APT_HIP_HEADERS, APT_HIP_WRAPPERS, APT_BUNDLER,
+            "sources": {"apt-get download (unpacked, not installed)": [APT_HIP_HEADERS, APT_HIP_WRAPPERS,
                                                                       *APT_SYSROOT],
                         "pypi": [f"ziglang=={ZIGLANG}", f"amd-aiter=={AMD_AITER}"]},
         }
@@ -423,24 +421,6 @@ def _ensure_hip_headers(root: Path, dl: Path, log) -> Path:
     return inc
 
 
-def _ensure_bundler(root: Path, dl: Path, log) -> Path:
-    """clang-offload-bundler of Debian's clang-tools-19 (unpacked, not installed), next to the wrappers: clang
-    calls it to bundle a preprocessed host+device .ii and to unbundle it again (distcc's split of a compile)."""
-    target = root / "bin" / "clang-offload-bundler"
-    if target.is_file():
-        return target
-    deb = _fetch_deb(APT_BUNDLER, "clang-offload-bundler", dl, log)
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
-        _run(["dpkg-deb", "-x", str(deb), tmp], log)
-        found = sorted(Path(tmp).rglob("clang-offload-bundler"))
-        found = [p for p in found if p.is_file() and not p.is_symlink()]
-        if not found:
-            raise ToolchainError(f"{deb.name} holds no clang-offload-bundler")
-        target.parent.mkdir(exist_ok=True)
-        shutil.copy2(found[0], target)
-    return target
-
-
 def _hip_version(header: Path) -> tuple[str, str, str]:
     values = {}
     for line in header.read_text().splitlines():
@@ -541,47 +521,74 @@ def _ensure_ck(root: Path, wheel: Path, log) -> Path:
 
 
 def _wrapper(path: Path, compiler: Sequence[str], flags: Sequence[str], wave_size: bool = False) -> Path:
-    """A `clang -x hip` wrapper that also works under distcc.
+    """A `clang -x hip` wrapper that also works under distcc and writes dependency files.
 
-    distcc splits a compile into a local preprocessing (`-E`) and a remote compile of the preprocessed `.ii`: the
-    wrapper preprocesses host and device together (a bundled .ii, without --cuda-device-only) and compiles a `.ii`
-    input as `hip-cpp-output`, whose device part clang unbundles (clang-offload-bundler, next to the wrapper).
-    Arguments after -o, -MF, -MT, -MQ, -include, -x, -I and -isystem are never taken for inputs. With `wave_size`,
-    __AMDGCN_WAVEFRONT_SIZE is defined for the --offload-arch (32 on gfx10-12, else 64) unless the caller does.
+    - distcc splits a compile into a local preprocessing (`-E`) and a remote compile of the preprocessed `.ii`. A
+      device-only compile preprocesses to plain device code (no host+device bundle), and the wrapper compiles a `.ii`
+      input as `-x hip -nogpuinc` (the HIP headers are already in it), never as `hip-cpp-output`, which clang always
+      sends through clang-offload-bundler (a tool of Debian's LLVM 19 that needs that LLVM's shared libraries).
+    - Dependency files: clang writes none for a device-only compile (`-MD -MF F` are "unused"): the driver attaches
+      dependency output to the host job alone. The wrapper hands `-MD`/`-MMD`, `-MF` and `-MT` to the compile itself
+      (`-Xclang -dependency-file ...`), with the target `-MT` names, else `-o`'s; a preprocessed input has none.
+    - Arguments after -o, -MF, -MT, -MQ, -include, -x, -I and -isystem are never taken for inputs. With `wave_size`,
+      __AMDGCN_WAVEFRONT_SIZE is defined for the --offload-arch (32 on gfx10-12, else 64) unless the caller does.
     """
     q = " ".join(_sh(a) for a in compiler)
     f = " ".join(_sh(a) for a in flags)
     wave = ' ${wave:+"-D__AMDGCN_WAVEFRONT_SIZE=$wave"}' if wave_size else ""
     body = f"""#!/bin/sh
-# Written by ckspace (ckspace/toolchain.py): HIP compiler wrapper of the registry toolchain.
-lang=hip
-pre=0
-skip=0
+# Written by ckspace (ckspace/codegen/toolchain.py): HIP compiler wrapper of the registry toolchain.
+pp=0
+skip=
 wave=64
 userwave=0
+dep=
+depfile=
+deptarget=
+out=
 for a in "$@"; do
-  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  case "$skip" in
+    o) out=$a; skip=; continue ;;
+    MF) depfile=$a; skip=; continue ;;
+    MT) deptarget=$a; skip=; continue ;;
+    1) skip=; continue ;;
+  esac
   case "$a" in
-    -o|-MF|-MT|-MQ|-include|-x|-I|-isystem) skip=1 ;;
+    -o) skip=o ;;
+    -MF) skip=MF ;;
+    -MT) skip=MT ;;
+    -MQ|-include|-x|-I|-isystem) skip=1 ;;
+    -MD) dep=sys ;;
+    -MMD) dep=user ;;
     --offload-arch=gfx1*) wave=32 ;;
     -D__AMDGCN_WAVEFRONT_SIZE=*) userwave=1 ;;
-    -E) pre=1 ;;
     -*) ;;
-    *.ii|*.i) lang=hip-cpp-output ;;
+    *.ii|*.i) pp=1 ;;
   esac
 done
 [ "$userwave" = 1 ] && wave=
-if [ "$pre" = 1 ]; then
-  n=$#
-  for a in "$@"; do
-    case "$a" in
-      --cuda-device-only|--offload-device-only|-fhip-emit-relocatable|--no-gpu-bundle-output) ;;
-      *) set -- "$@" "$a" ;;
-    esac
-  done
-  shift "$n"
+[ -n "$deptarget" ] || deptarget=$out
+[ -n "$depfile" ] || [ -z "$out" ] || depfile=${{out%.*}}.d
+# The dependency options leave the arguments; for a source they come back as the compile's own.
+n=$#
+skip=0
+for a in "$@"; do
+  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  case "$a" in
+    -MD|-MMD) continue ;;
+    -MF|-MT) skip=1; continue ;;
+  esac
+  set -- "$@" "$a"
+done
+shift "$n"
+if [ "$pp" = 1 ]; then
+  exec {q} {f}{wave} -x hip -nogpuinc "$@"
 fi
-exec {q} {f}{wave} -B{_sh(str(path.parent))} -x "$lang" "$@"
+if [ -n "$dep" ] && [ -n "$deptarget" ] && [ -n "$depfile" ]; then
+  set -- -Xclang -dependency-file -Xclang "$depfile" -Xclang -MT -Xclang "$deptarget" "$@"
+  [ "$dep" = sys ] && set -- -Xclang -sys-header-deps "$@"
+fi
+exec {q} {f}{wave} -x hip "$@"
 """
     tmp = path.with_suffix(".tmp")
     tmp.write_text(body)
@@ -612,7 +619,7 @@ def _smoke_test(cmd: Sequence[str], arch: str, root: Path, log) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("setup", "show"):
-        print("usage: python3 -m ckspace.toolchain setup [DIR] | show", file=sys.stderr)
+        print("usage: python3 -m ckspace.codegen.toolchain setup [DIR] | show", file=sys.stderr)
         return 2
     try:
         if args[0] == "setup":

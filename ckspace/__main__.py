@@ -1,5 +1,3 @@
-import sys
+from ._entry import run  # first: it handles stop signals from here on
 
-from .cli import run
-
-sys.exit(run())
+run()

@@ -3,7 +3,12 @@
 - While the CLI runs (`stop_signals_raise()`), SIGINT raises KeyboardInterrupt and SIGTERM raises `Terminated`, a
   KeyboardInterrupt, so every `except KeyboardInterrupt` / `finally` cleanup runs for both. Before that, while the
   process loads the CLI and after it has answered, `exit_on_stop_signals()` ends the process at once: there is
-  nothing to clean up then, and an exception would end as a traceback.
+  nothing to clean up then, and an exception would end as a traceback (ckspace._entry does the same from the
+  process's first line).
+- An exception raised by a handler can be lost: Python drops one raised inside a weakref callback or a finalizer
+  (an import's module lock has such a callback) with "Exception ignored", and an import cut short turns it into an
+  ImportError. So a stop stays pending until the CLI has acted on it (`acknowledge()`): it is sent again every
+  RESEND_SECONDS, and `stop_behind()` finds it behind whatever exception the run ended with.
 - Python runs signal handlers only in the main thread, between bytecodes: a long call into C (a CP-SAT search)
   would hold them off until it returns. `call_stoppably` has a watcher thread stop such a call the moment a signal
   arrives, and raises instead of returning what the stopped call had.
@@ -28,7 +33,9 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
 STOP_POLL_SECONDS = 0.02  # how often a stop request is repeated until the stopped call has returned
 STOP_PERSIST_SECONDS = 5.0  # and for how long at most (a call that ignores it is beyond help)
+RESEND_SECONDS = 0.05  # how soon a stop whose exception was lost is raised again
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_pending: int | None = None  # the stop signal raised in the main thread and not yet acted on
 
 
 class Terminated(KeyboardInterrupt):
@@ -39,8 +46,41 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise Terminated
+def _raise_stop(signum: int, frame: object) -> None:
+    """The handler while the CLI runs: raise, and keep the stop pending until the CLI acknowledges it."""
+    global _pending
+    if _pending is None:
+        _pending = signum
+        _resend_while_pending(signum)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _resend_while_pending(signum: int) -> None:
+    def resend() -> None:
+        if _pending == signum:
+            os.kill(os.getpid(), signum)  # the handler raises again in the main thread (and arms the next one)
+
+    timer = threading.Timer(RESEND_SECONDS, resend)
+    timer.daemon = True
+    timer.start()
+
+
+def acknowledge() -> None:
+    """The CLI has acted on the stop (it is ending with the stop's status): no more resending."""
+    global _pending
+    _pending = None
+
+
+def stop_behind(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The stop that ended a run with `exc` (None: a run that returned): the KeyboardInterrupt behind it, else a
+    pending stop whose exception was lost on the way, else None."""
+    if exc is not None:
+        found = interrupt_behind(exc)
+        if found is not None:
+            return found
+    if _pending is not None:
+        return Terminated() if _pending == signal.SIGTERM else KeyboardInterrupt()
+    return None
 
 
 _STOP_MESSAGES = {signal.SIGINT: (b"ckspace: interrupted\n", EXIT_INTERRUPTED),
@@ -74,18 +114,20 @@ def exit_on_stop_signals() -> None:
 def stop_signals_raise() -> Iterator[None]:
     """While inside: SIGINT raises KeyboardInterrupt and SIGTERM raises Terminated in the main thread. The previous
     handlers come back on leaving, so that calling the CLI in process (tests) leaves the caller's as they were."""
+    global _pending
     if not _in_main_thread():  # only the main thread may set handlers (and only it receives them)
         yield
         return
-    wanted = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _raise_terminated}
-    previous = {signum: signal.getsignal(signum) for signum in wanted if _replaceable(signum)}
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if _replaceable(signum)}
+    _pending = None
     for signum in previous:
-        signal.signal(signum, wanted[signum])
+        signal.signal(signum, _raise_stop)
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _pending = None  # a stop not acted on ends with the run (the caller's handlers are back)
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:

@@ -424,8 +424,11 @@ def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
         assert {"forward", "bwd_data", "bwd_weight"} <= variants, variants
         assert any(k["fields"].get("two_stage") for k in data["kernels"].values())
 
-    # Ctrl-C while compiling: exit 130, no object, no temporary left behind
-    p = cli_popen(["build", str(outs["gfx942"]), "-j", "1"])
+    # Ctrl-C while compiling: exit 130, no object, no temporary left behind (nor clang's reproducer of the killed
+    # compile, megabytes it would write to $TMPDIR)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    p = cli_popen(["build", str(outs["gfx942"]), "-j", "1"], env={"TMPDIR": str(tmpdir)})
     for _ in range(600):  # ninja makes obj/gfx942/ when it starts the compile
         if (outs["gfx942"] / "obj" / "gfx942").is_dir() or p.poll() is not None:
             break
@@ -436,6 +439,7 @@ def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
     assert p.returncode == 130, out + err
     assert "Traceback" not in err
     assert not list((outs["gfx942"] / "obj").rglob("*.o")) and not list((outs["gfx942"] / "obj").rglob("*.tmp"))
+    assert not list(tmpdir.iterdir()), list(tmpdir.iterdir())
 
     # both archs in parallel, one compile each; the interrupted build resumes
     t0 = time.perf_counter()

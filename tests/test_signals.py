@@ -210,6 +210,76 @@ def test_an_interrupted_open_space_count_caches_nothing(tmp_path):
     assert not list((cache / "count").glob("*")), "an interrupted count was cached"
 
 
+# ---- (a') from the process's first line of ckspace, imports included --------------------------------------------------
+# Delays from the moment ckspace's first line has run (its SIGTERM handler is in place, which /proc shows): the CLI's
+# imports (numpy, OR-Tools, the solver modules) take the first 0.1-0.3 s of a cold run, and a stop in any of them
+# must end the run as cleanly as one in the search. (Before that moment the interpreter itself starts; a signal then
+# ends it as it ends any Python program, before a line of ckspace has run.)
+EARLY_DELAYS = [0.0, 0.005, 0.01, 0.02, 0.035, 0.05, 0.075, 0.1, 0.15, 0.2]
+EARLY_COMMANDS = {"enumerate count": ["enumerate", "--arch", "gfx950", "--count"],
+                  "explain": ["explain", WAVE_8X2, "--arch", "gfx950"]}
+
+
+@pytest.mark.parametrize("what", sorted(EARLY_COMMANDS))
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_at_any_moment_of_the_start_is_one_line(what, signum, tmp_path):
+    args = EARLY_COMMANDS[what]
+    for i, at in enumerate(EARLY_DELAYS):
+        proc = start(args, _env(tmp_path / f"cache{i}"))  # a cold cache: every run imports the solver's modules
+        wait_until_handling(proc)
+        time.sleep(at)
+        outcome = signal_at(proc, time.monotonic(), 0.0, signum)
+        # an answer that came first is whole (explain's rejection: exit 1 and its report)
+        assert_stopped(outcome, signum, lambda o: o.returncode in (0, 1) and "Traceback" not in o.stderr
+                       and o.stdout.strip() != "")
+        if outcome.returncode == EXIT[signum]:
+            assert len(outcome.stderr.strip().splitlines()) == 1, (at, outcome.stderr)
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread")
+def test_a_stop_whose_exception_is_lost_is_raised_again():
+    """Python drops an exception raised in a weakref callback or a finalizer ("Exception ignored"), and a handler's
+    exception can land there (an import's module lock has such a callback). The stop stays pending and is raised
+    again until the CLI acknowledges it."""
+    from ckspace.signals import Terminated, acknowledge, stop_behind, stop_signals_raise
+
+    caught = []
+    with stop_signals_raise():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):
+                time.sleep(0.001)  # the handler raises here ...
+        except Terminated:
+            caught.append("first")  # ... and this swallows it, as a callback would
+        assert isinstance(stop_behind(None), Terminated)  # still pending: a run that "returned" is stopped
+        try:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                time.sleep(0.005)
+        except Terminated:
+            caught.append("again")
+        acknowledge()
+        time.sleep(0.2)  # acknowledged: nothing more is sent
+    assert caught == ["first", "again"]
+    assert stop_behind(None) is None and stop_behind(ValueError()) is None
+
+
+def test_the_entry_points_handle_stops_before_the_cli_loads():
+    """Both process entry points go through ckspace._entry, which handles SIGINT and SIGTERM on import, with only
+    modules the interpreter has loaded at its start."""
+    tomllib = pytest.importorskip("tomllib")
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["ckspace"] == "ckspace._entry:run"
+    main = (REPO / "ckspace" / "__main__.py").read_text()
+    assert main.lstrip().startswith("from ._entry import run")
+    probe = ("import sys, _signal; before = set(sys.modules); import ckspace._entry; "
+             "print(sorted(set(sys.modules) - before - {'ckspace', 'ckspace._entry', '__future__'})); "
+             "print(_signal.getsignal(_signal.SIGTERM).__module__)")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=_env(None), cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["[]", "ckspace._entry"], r.stdout
+
+
 # ---- (b) every command ----------------------------------------------------------------------------------------------
 def test_enumerate_cold_and_warm(tmp_path):
     from conftest import full_set
@@ -265,6 +335,62 @@ def test_emit_stops_and_its_rerun_leaves_nothing_half_written(tmp_path):
     from ckspace.codegen import manifest as M
 
     assert all((out / rel).is_file() for rel in M.load(out)["files"])
+
+
+def interrupt_when(args: list[str], env: dict[str, str], ready: Callable[[], bool], signum: int) -> Outcome:
+    """Signal the process as soon as `ready()` holds (polled), or once it has ended."""
+    started = time.monotonic()
+    proc = start(args, env)
+    wait_until_handling(proc)
+    deadline = started + 120
+    while proc.poll() is None and not ready():
+        assert time.monotonic() < deadline, "the moment never came"
+        time.sleep(0.001)
+    return signal_at(proc, started, 0.0, signum)
+
+
+def listing(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+# Three selections of gfx950 with no kernel in common: A emitted whole, B (659 kernels, 1,382 files) stopped while it
+# writes, C emitted last.
+SELECTION_A = ["--variant", "bwd_weight", "--ndim", "2", "--dtype", "fp16", "--where", "pipeline == 'compv3'"]
+SELECTION_B = ["--variant", "forward", "--ndim", "2", "--dtype", "fp16"]
+SELECTION_C = ["--variant", "bwd_data", "--ndim", "2", "--dtype", "fp16", "--where", "pipeline == 'compv3'"]
+
+
+def test_an_emit_stopped_while_writing_leaves_no_temporary_and_the_next_emit_removes_what_it_wrote(tmp_path):
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    env = _env(tmp_path / "cache")
+    emit = ["emit", "--arch", "gfx950", "--chunk-size", "5"]
+    for args in ([*SELECTION_C, "-o", str(fresh)], [*SELECTION_A, "-o", str(out)]):
+        r = run([*emit, *args], env)
+        assert r.returncode == 0, r.stderr
+    mine = {"notes.tmp": "mine", "NOTES.txt": "mine", "units/my_extra.cpp": "// mine", ".x.hpp.abcdefgh.tmp.bak": "m"}
+    for rel, text in mine.items():
+        (out / rel).write_text(text)
+    before = listing(out)
+
+    def headers_of_b() -> int:
+        return sum(1 for e in os.scandir(out) if e.name.startswith("grouped_conv_fwd_") and e.name.endswith(".hpp"))
+
+    stopped_while_writing = 0
+    # the moment the first file of B is written, later ones, and one while it may still be selecting
+    moments = [(lambda: headers_of_b() >= 1, signal.SIGINT), (lambda: headers_of_b() >= 150, signal.SIGTERM),
+               (lambda: headers_of_b() >= 450, signal.SIGINT), (lambda: headers_of_b() >= 40, signal.SIGTERM)]
+    for ready, signum in moments:
+        outcome = interrupt_when([*emit, *SELECTION_B, "-o", str(out)], env, ready, signum)
+        assert_stopped(outcome, signum, lambda o: o.stdout.startswith("emitted 659 kernels"))
+        assert temporaries(out) == ["notes.tmp"], outcome.stderr  # no temporary, no lock file: right away
+        if outcome.returncode == EXIT[signum] and listing(out) - before:
+            stopped_while_writing += 1
+    assert stopped_while_writing >= 2, "the signals never landed while B was being written"
+    r = run([*emit, *SELECTION_C, "-o", str(out)], env)
+    assert r.returncode == 0, r.stderr
+    assert listing(out) == listing(fresh) | set(mine)  # C's files and the user's, nothing of A or B
+    assert all((out / rel).read_text() == text for rel, text in mine.items())
+    assert all((out / rel).read_bytes() == (fresh / rel).read_bytes() for rel in listing(fresh))
 
 
 # ---- build: ninja and compilers ---------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import time
 from typing import Sequence
 
 from ..errors import CkspaceError, UsageError
-from ..signals import Terminated, exit_status, interrupt_behind, stop_signals_raise
+from ..signals import Terminated, acknowledge, exit_status, stop_behind, stop_signals_raise
 from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
                       space_from_args)
 
@@ -121,25 +121,27 @@ def _run(argv: Sequence[str] | None, started: float) -> int:
             raise UsageError("cannot write output: standard output is closed")
         code = _dispatch(argv, started)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not as a traceback at exit
-        return code
-    except CkspaceError as exc:
-        _flush_or_drop()
-        _error(str(exc))
-        return exc.exit_code
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
-        return _interrupted(exc)
-    except ImportError as exc:
-        interrupt = interrupt_behind(exc)  # a C extension's import cut short by the signal
-        if interrupt is None:
-            raise
-        return _interrupted(interrupt)
-    except OSError as exc:  # writing the output failed (/dev/full, a closed pipe): one line, not a traceback
-        _flush_or_drop()
-        _error(f"cannot write output: {exc.strerror or exc}")
-        return 2
+    except BaseException as exc:
+        # Ctrl-C or SIGTERM first, whatever it became on the way: an ImportError of an import it cut short, another
+        # exception raised while it unwound, or nothing at all (an exception Python dropped in a callback)
+        stop = stop_behind(exc)
+        if stop is not None:
+            return _interrupted(stop)
+        if isinstance(exc, CkspaceError):
+            _flush_or_drop()
+            _error(str(exc))
+            return exc.exit_code
+        if isinstance(exc, OSError):  # writing the output failed (/dev/full, a closed pipe): one line, no traceback
+            _flush_or_drop()
+            _error(f"cannot write output: {exc.strerror or exc}")
+            return 2
+        raise
+    stop = stop_behind(None)  # a stop whose exception was lost: the answer is whole, but the user asked to stop
+    return _interrupted(stop) if stop is not None else code
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:
+    acknowledge()
     _flush_or_drop()
     _error("terminated" if isinstance(exc, Terminated) else "interrupted", prefix="ckspace: ")
     return exit_status(exc)

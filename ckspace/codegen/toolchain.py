@@ -53,6 +53,9 @@ CK_IN_AITER = "aiter_meta/3rdparty/composable_kernel/include/"
 # the archs the registry toolchain compiles (zig's clang 22, all of them); RDNA runs wave32
 REGISTRY_ARCHS = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102",
                   "gfx1200", "gfx1201")
+# clang writes a reproducer (the unit preprocessed, MBs) to /tmp whenever a compile dies, also when a stopped build
+# kills it: not wanted from a build that stops its compilers on purpose
+NO_CRASH_FILES = "-fno-crash-diagnostics"
 # flags CK's CMake passes to ROCm clang; together they make upstream clang run for many minutes
 FORBIDDEN_PAIR = ("-amdgpu-early-inline-all=true", "-amdgpu-function-calls=false")
 
@@ -293,7 +296,7 @@ def setup(root: str | Path | None = None, log: Callable[[str], None] | None = No
         hip_path = hip.parent  # root/hip
         wzig = _wrapper(bindir / "hipclang-zig", [str(zig), "clang"],
                         ["--target=x86_64-unknown-linux-gnu", f"--sysroot={sysroot}", "-resource-dir",
-                         str(root / "zres"), "--hip-path=" + str(hip_path)], wave_size=True)
+                         str(root / "zres"), "--hip-path=" + str(hip_path), NO_CRASH_FILES], wave_size=True)
         compilers = {a: [str(wzig)] for a in REGISTRY_ARCHS}
         for arch in ("gfx942", "gfx950", "gfx1201"):
             _smoke_test([str(wzig)], arch, root, log)

@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--format", choices=FORMATS,
                     help="output format (default: a summary on a terminal, names in a pipe or a file)")
     en.add_argument("-o", "--output", metavar="FILE",
-                    help="write to FILE (atomically: a failed or interrupted run leaves none); the format follows "
-                         "its suffix (.json, .jsonl, .csv, else names) unless --format says")
+                    help="write to FILE (a regular file atomically: a failed or interrupted run leaves the old one "
+                         "as it was; a device or FIFO is written through); the format follows its suffix (.json, "
+                         ".jsonl, .csv, else names) unless --format says")
     en.add_argument("--export-json", metavar="FILE", help="the same as -o FILE --format json (tile-engine's option)")
     en.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     en.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
@@ -239,15 +240,16 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from ..select.sets import check_set
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
-    if args.export_json:
+    option = "-o"
+    if args.export_json is not None:
         if args.output or (args.format and args.format != "json"):
             raise UsageError("--export-json FILE is -o FILE --format json: give one of them")
-        args.output, args.format = args.export_json, "json"
-    target = output.check_output_file(args.output) if args.output is not None else None  # before any solving
+        args.output, args.format, option = args.export_json, "json", "--export-json"
+    target = output.check_output_file(args.output, option) if args.output is not None else None  # before solving
     args.format = output.format_for(args.output, args.format)
     imported = time.perf_counter()
     space = space_from_args(args)
-    with output.written_to(target):
+    with output.written_to(target, option):
         return _enumerate(args, space, started, imported)
 
 

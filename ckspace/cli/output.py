@@ -240,25 +240,75 @@ def report_rejected(space, out=None) -> None:
 
 
 # -- -o FILE ---------------------------------------------------------------------------------------------------------
+# Every file a command writes because the user named it (enumerate's -o FILE and --export-json FILE) goes through
+# check_output_file and output_file/written_to, so that each behaves like `> FILE` in a shell, except that a regular
+# file is replaced atomically:
+# - something that is not a regular file (/dev/null, /dev/full, /dev/stdout, a FIFO, or a symlink to one) is opened
+#   and written through, never renamed over; a write error (ENOSPC of /dev/full) is one error line;
+# - a regular file (or a symlink to one: its target, the link stays) is replaced by a temporary file in the same
+#   directory, renamed onto it only when the run ends well: a failed or interrupted run leaves the old file as it
+#   was, and no temporary. The new file keeps the old one's mode and, where the process may, its owner and group;
+# - a new file gets the mode `> FILE` would give it: 0o666 less the umask.
 OUTPUT_SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
 
 
-def check_output_file(path: str) -> Path:
-    """-o FILE, checked before any solving: not a directory, in an existing writable directory."""
+def _stat(path: Path, option: str = "-o"):
+    """The status of what the path names (a symlink followed), or None where there is nothing."""
     import os
+
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        from ..errors import UsageError
+
+        raise UsageError(f"{_label(path, option)}: cannot write: {exc.strerror or exc}") from None
+
+
+def _label(path: Path | str, option: str = "-o") -> str:
+    return f"{option} {path}"
+
+
+def _replaced(target: Path) -> Path:
+    """The regular file an atomic write replaces: the target itself, or where a symlink (even a dangling one)
+    points, so that the link stays a link."""
+    import os
+
+    return Path(os.path.realpath(target)) if target.is_symlink() else target
+
+
+def check_output_file(path: str, option: str = "-o") -> Path:
+    """A user-named output FILE, checked before any solving: not a directory; a device or FIFO writable; a regular or
+    new file in an existing writable directory (its target's, for a symlink)."""
+    import os
+    import stat
 
     from ..errors import UsageError
 
     if not path.strip():
-        raise UsageError("-o/--output needs a file name, not an empty string")
+        name = "-o/--output" if option == "-o" else option
+        raise UsageError(f"{name} needs a file name, not an empty string")
     target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"-o {path}: a directory; give a file name")
-    parent = target.parent if str(target.parent) else Path(".")
+    label = _label(path, option)
+    st = _stat(target, option)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{label}: a directory; give a file name")
+    if st is not None and not stat.S_ISREG(st.st_mode):  # a device or a FIFO: written through
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"{label}: not writable")
+        return target
+    if st is not None and not os.access(target, os.W_OK):  # as `> FILE` would: a read-only file stays
+        raise UsageError(f"{label}: not writable")
+    final = _replaced(target)
+    parent = final.parent if str(final.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"-o {path}: no such directory {parent}")
+        raise UsageError(f"{label}: {parent} is not a directory" if os.path.lexists(parent)
+                         else f"{label}: no such directory {parent}")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"-o {path}: {parent} is not writable")
+        raise UsageError(f"{label}: {parent} is not writable")
     return target
 
 
@@ -269,36 +319,110 @@ def format_for(path: str | None, fmt: str | None) -> str | None:
     return OUTPUT_SUFFIXES.get(Path(path).suffix.lower(), "names")
 
 
-@contextlib.contextmanager
-def written_to(target: Path | None):
-    """While open, sys.stdout writes to a temporary file next to `target`, renamed onto it only when the block ends
-    without an error: an interrupted or failed run leaves no file (and an old one as it was)."""
+def _is_write_error(exc: OSError) -> bool:
+    """An error of writing the output (a full device or disk, a quota, a pipe without a reader), not of reading some
+    input: those name their file."""
+    import errno
+
+    codes = {getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EPIPE", "EROFS") if hasattr(errno, n)}
+    return exc.filename is None and exc.errno in codes
+
+
+def _open_temporary(directory: Path, name: str, mode: int) -> tuple[int, Path]:
+    """A new file beside the one it replaces, created with `mode` (less the umask), and its path."""
     import os
-    import tempfile
+    import secrets
 
-    if target is None:
-        yield
+    for _ in range(100):
+        tmp = directory / f".{name[:40]}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {directory}")
+
+
+@contextlib.contextmanager
+def output_file(target: Path, option: str = "-o") -> Iterator[IO[str]]:
+    """A text stream into the user-named file `target` (checked by check_output_file), with the behaviour the
+    comment above this section sets out. A write error is one UsageError line naming the file."""
+    import os
+    import stat
+
+    from ..errors import UsageError
+
+    label = _label(target, option)
+    st = _stat(target, option)
+    if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, /dev/full, a FIFO: write through, never rename
+        try:
+            fd = os.open(target, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise UsageError(f"{label}: cannot write: {exc.strerror or exc}") from None
+        fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        try:
+            yield fh
+            fh.flush()
+        except OSError as exc:
+            _close_quietly(fh)
+            if _is_write_error(exc):
+                raise UsageError(f"{label}: cannot write: {exc.strerror or exc}") from None
+            raise
+        except BaseException:
+            _close_quietly(fh)
+            raise
+        try:
+            fh.close()
+        except OSError as exc:
+            raise UsageError(f"{label}: cannot write: {exc.strerror or exc}") from None
         return
-    parent = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=".tmp", dir=parent)
+    final = _replaced(target)
+    parent = final.parent if str(final.parent) else Path(".")
+    old = _stat(final, option)
+    try:  # an old file's mode is set below; a new one gets 0o666 less the umask, as `> FILE` gives
+        fd, tmp = _open_temporary(parent, final.name, 0o600 if old is not None else 0o666)
     except OSError as exc:
-        from ..errors import UsageError
-
-        raise UsageError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"{label}: cannot write: {exc.strerror or exc}") from None
     fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
-    saved, sys.stdout = sys.stdout, fh
+    written = False  # the block ended well: an OSError from here on is the file's (the close, the rename)
     try:
-        yield
+        if old is not None:
+            try:  # the owner first: a change of owner clears the set-id bits the mode then restores
+                os.fchown(fd, old.st_uid, old.st_gid)
+            except OSError:
+                pass  # not permitted (another user's file): the file becomes this user's, as a rewrite makes it
+            os.fchmod(fd, stat.S_IMODE(old.st_mode))
+        yield fh
+        written = True
         fh.close()
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        fh.close()
+        os.replace(tmp, final)
+    except BaseException as exc:
+        _close_quietly(fh)
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and (written or _is_write_error(exc)):
+            raise UsageError(f"{label}: cannot write: {exc.strerror or exc}") from None
         raise
-    finally:
-        sys.stdout = saved
+
+
+def _close_quietly(fh: IO[str]) -> None:
+    try:
+        fh.close()
+    except OSError:  # the unwritten buffer of a full device: the error is already being reported
+        pass
+
+
+@contextlib.contextmanager
+def written_to(target: Path | None, option: str = "-o"):
+    """While open, sys.stdout writes to the user-named file `target` (see output_file): a regular file is replaced
+    only when the block ends without an error, a device or FIFO is written through."""
+    if target is None:
+        yield
+        return
+    with output_file(target, option) as fh:
+        saved, sys.stdout = sys.stdout, fh
+        try:
+            yield
+        finally:
+            sys.stdout = saved

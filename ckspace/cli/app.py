@@ -298,8 +298,18 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
         source = selected if selected is not None else space.enumerate(**filters)
         t0 = time.perf_counter()
-        if fmt == "summary":
+        from ..select.sets import check_listable, may_be_open
+
+        if fmt == "summary" and selected is None and may_be_open(space):  # the open space: counted, not listed
+            counts = space.count(**filters)
+            _summary(space, list(source) if sum(counts.values()) <= SUMMARY_NAMES else None, args, title, counts)
+        elif fmt == "summary":
             _summary(space, list(source), args, title)
+        elif fmt == "table" and selected is None:  # a table holds every row: one line, before any listing, if too many
+            check_listable(space, "the table", **filters, hint="narrow it (--variant, --ndim, --dtype, --where) or "
+                           "stream it (--format names|jsonl|csv|json)")
+            output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
+                                 title=title, counts_title="kernels per (variant, ndim, dtype)")
         elif fmt == "names" and selected is None:  # the names alone: no dict per kernel
             output.write_name_list(space.names(**filters), sys.stdout)
             sys.stdout.flush()
@@ -395,20 +405,23 @@ def _churn(previous_file: str, selected) -> None:
 SUMMARY_NAMES = 40  # on a terminal, a list this short is printed under the summary; a longer one is asked for
 
 
-def _summary(space, configs: list, args: argparse.Namespace, title: str) -> None:
+def _summary(space, configs: list | None, args: argparse.Namespace, title: str, counts: dict | None = None) -> None:
     """The terminal view of enumerate: the counts per (variant, ndim, dtype), in --count's order, then the names when
-    they fit on a screen, else how to get them (a pipe, --format)."""
+    they fit on a screen, else how to get them (a pipe, --format). `counts` given: the kernels were counted, and
+    `configs` is None when they are too many to list (the open space)."""
     from . import output
 
+    if counts is None:
+        counts = _count_by_stratum(space, configs, args.variant, args.ndim, args.dtype)
     console = _console()
-    console.print(output.counts_table(_count_by_stratum(space, configs, args.variant, args.ndim, args.dtype), title))
-    if len(configs) <= SUMMARY_NAMES:
+    console.print(output.counts_table(counts, title))
+    if configs is not None and len(configs) <= SUMMARY_NAMES:
         for cfg in configs:
             console.print(str(cfg["name"]), soft_wrap=True, highlight=False)
         return
-    console.print(f"[dim]{len(configs):,} kernels: pipe them (`| less`, `> names.txt`) or pass --format names for the "
-                  f"names, --format table for a table, --format json|jsonl|csv for the fields[/dim]", soft_wrap=True,
-                  highlight=False)
+    console.print(f"[dim]{sum(counts.values()):,} kernels: pipe them (`| less`, `> names.txt`) or pass --format names "
+                  f"for the names, --format table for a table, --format json|jsonl|csv for the fields[/dim]",
+                  soft_wrap=True, highlight=False)
 
 
 def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:

@@ -90,7 +90,11 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         set_name = args.set_name
         args.set_name, args.ck_config, args.over = None, None, over
         space = space_from_args(args)
-        names = [str(c["name"]) for c in listed_space.enumerate()]
+        from ..select.sets import WHOLE_SPACE, listed_configs
+
+        what = f"the set {set_name}" + (f" under --rules {args.rules}" if args.rules else "")
+        # the open space is counted first: one line, before any of it is listed
+        names = [str(c["name"]) for c in listed_configs(listed_space, what, hint=WHOLE_SPACE)]
         report = space.coverage(names, objective=args.objective, source=f"set {set_name}")
     else:
         space = space_from_args(args)

@@ -75,10 +75,55 @@ def selection_for(space: "KernelSpace", set_name: str, objective_path: str | Pat
     return select(space, load_objective(space, set_name, objective_path), stable_from)
 
 
-def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = None) -> list[dict[str, object]]:
+NARROW_IT = "narrow it (--variant, --ndim, --dtype, --where) or switch a catalog's curation on"
+
+
+def too_many(what: str, limit: int, total: int | None = None, hint: str = NARROW_IT) -> UsageError:
+    """The one line of a set too large to hold in memory (over UNIVERSE_LIMIT), whoever finds it."""
+    if total is None:
+        return UsageError(f"{what} has more than {limit:,} kernels, too many to hold in memory: {hint}")
+    return UsageError(f"{what} has {total:,} kernels: more than {limit:,} kernels are too many to hold in memory; "
+                      f"{hint}")
+
+
+WHOLE_SPACE = "coverage is measured over a whole catalog: switch its curation on"  # coverage takes no filters
+
+
+def may_be_open(space: "KernelSpace") -> bool:
+    """Whether the space has no catalog's curation on (`--rules -ck-curation`): then it may be the open space,
+    ~10^13 kernels, which only a stream can list. A listed catalog is its list."""
+    from ..rules.model import curation_families
+
+    return not space.catalog.listed and not (set(space.families) & curation_families(space.data))
+
+
+def check_listable(space: "KernelSpace", what: str, *, variant=None, ndim=None, dtype=None, where: str | None = None,
+                   limit: int | None = None, hint: str = NARROW_IT) -> None:
+    """Before any listing: a space that may be open is counted (the count multiplies, it lists nothing), and one
+    over the limit (UNIVERSE_LIMIT) is one UsageError line. A command that needs a whole set in memory (coverage,
+    sample, a filtered selection, a table) calls this first, then `bounded` as it lists."""
+    from .selection import UNIVERSE_LIMIT
+
+    limit = UNIVERSE_LIMIT if limit is None else limit
+    if may_be_open(space):
+        total = sum(space.count(variant=variant, ndim=ndim, dtype=dtype, where=where).values())
+        if total > limit:
+            raise too_many(what, limit, total, hint)
+
+
+def listed_configs(space: "KernelSpace", what: str, *, variant=None, ndim=None, dtype=None,
+                   where: str | None = None, hint: str = NARROW_IT) -> list[dict[str, object]]:
+    """The kernels of the space (filtered as enumerate filters) as a list, or one UsageError line, before any
+    listing, when there are more than UNIVERSE_LIMIT (check_listable, then bounded)."""
+    check_listable(space, what, variant=variant, ndim=ndim, dtype=dtype, where=where, hint=hint)
+    return bounded(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where), what, hint=hint)
+
+
+def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = None,
+            hint: str = NARROW_IT) -> list[dict[str, object]]:
     """The kernels of a stream as a list, or one UsageError line when there are more than `limit`: a command that
     needs a whole set in memory (sample, coverage, a filtered selection) stops there instead of filling the
-    memory with the open space (~10^13 kernels)."""
+    memory with the open space (~10^13 kernels). listed_configs counts a space that may be open first."""
     from .selection import UNIVERSE_LIMIT
 
     limit = UNIVERSE_LIMIT if limit is None else limit
@@ -86,8 +131,7 @@ def bounded(stream: Iterable[dict[str, object]], what: str, limit: int | None = 
     for cfg in stream:
         out.append(cfg)
         if len(out) > limit:
-            raise UsageError(f"{what} has more than {limit:,} kernels, too many to hold in memory: narrow it "
-                             "(--variant, --ndim, --dtype, --where) or switch a catalog's curation on")
+            raise too_many(what, limit, hint=hint)
     return out
 
 
@@ -110,8 +154,9 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
     if set_name not in SELECTED_SETS:
         if objective_path is not None or stable_from is not None:
             raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
-        configs = bounded(space.over(set_name).enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where),
-                          f"the set {set_name}" + (f" under --rules {space.rules_spec}" if space.rules_spec else ""))
+        configs = listed_configs(space.over(set_name), f"the set {set_name}" + (
+            f" under --rules {space.rules_spec}" if space.rules_spec else ""), variant=variant, ndim=ndim,
+            dtype=dtype, where=where)
         return sorted(configs, key=lambda c: str(c["name"])), None
     sel = selection_for(space, set_name, objective_path, stable_from)
     return _filtered(space, sel.configs, variant, ndim, dtype, where), sel
@@ -121,8 +166,8 @@ def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, n
               where: str | None) -> list[dict[str, object]]:
     """A selection's kernels that the enumerate filters keep."""
     if any(v is not None for v in (variant, ndim, dtype, where)):
-        keep = {str(c["name"]) for c in bounded(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where),
-                                                "the filtered space")}
+        keep = {str(c["name"]) for c in listed_configs(space, "the filtered space", variant=variant, ndim=ndim,
+                                                       dtype=dtype, where=where)}
         configs = [c for c in configs if c["name"] in keep]
     return configs
 
@@ -256,7 +301,7 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
     if stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
     objective = load_objective(space, set_name, objective_path)
-    full_names = {str(c["name"]): c for c in bounded(space.enumerate(), "the space to cover")}
+    full_names = {str(c["name"]): c for c in listed_configs(space, "the space to cover", hint=WHOLE_SPACE)}
     stats = None
     if set_name in CK_PROCEDURES:
         names = [str(c["name"]) for c in procedure_configs(space, set_name)]

@@ -320,6 +320,102 @@ def test_symlinked_dir_outside_refused(tmp_path):
     assert not list(outside.iterdir())
 
 
+def _listing(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+class _Stop(KeyboardInterrupt):
+    """What Ctrl-C or SIGTERM raises in the CLI (ckspace.signals), here at a chosen write."""
+
+
+@pytest.mark.parametrize("after", [0, 1, 7, 30])
+def test_an_interrupted_emit_leaves_a_record_and_the_next_emit_removes_its_files(tmp_path, gfx950, small,
+                                                                                  monkeypatch, after):
+    # Selection A emitted whole, then selection B stopped after `after` writes, then selection C: the directory must
+    # hold exactly what an emit of C alone writes, plus the files ckspace did not write (and one it wrote but a user
+    # has edited since), untouched.
+    a, b, c = small[:5], small[5:25], small[25:30]
+    fresh = tmp_path / "fresh"
+    EM.emit(gfx950, c, fresh, chunk_size=4)
+    out = tmp_path / "out"
+    EM.emit(gfx950, a, out, chunk_size=4)
+    mine = {"NOTES.txt": "mine", "units/my_extra.cpp": "// mine", ".hidden.tmp": "mine too"}
+    for rel, text in mine.items():
+        (out / rel).write_text(text)
+    real_write = M.atomic_write
+    count = [0]
+
+    def stopping_write(path, data, mode=0o644):
+        if count[0] == after:
+            raise _Stop
+        count[0] += 1
+        real_write(path, data, mode)
+
+    monkeypatch.setattr(M, "atomic_write", stopping_write)
+    with pytest.raises(_Stop):
+        EM.emit(gfx950, b, out, chunk_size=4)
+    monkeypatch.setattr(M, "atomic_write", real_write)
+    written_by_b = {f"{k['name']}.hpp" for k in b} & _listing(out)
+    assert len(written_by_b) == (after + 1) // 2  # a header and a wrapper per kernel, in order
+    edited = None
+    if written_by_b:  # a file the stopped emit wrote, edited by hand since: no longer ckspace's to remove
+        edited = sorted(written_by_b)[0]
+        (out / edited).write_text("// edited by hand\n")
+    res = EM.emit(gfx950, c, out, chunk_size=4)
+    expected = _listing(fresh) | set(mine) | ({edited} if edited else set())
+    assert _listing(out) == expected
+    assert all((out / rel).read_text() == text for rel, text in mine.items())
+    if edited:
+        assert (out / edited).read_text() == "// edited by hand\n"
+    assert all((out / rel).read_bytes() == (fresh / rel).read_bytes() for rel in _listing(fresh))
+    assert res.stats.removed > 0 and not (out / M.PENDING).exists()
+
+
+def test_a_journal_entry_never_removes_a_file_ckspace_did_not_write(tmp_path, gfx950, small):
+    # The journal names a path and the digest of what was to be written there: a file of other content at that
+    # path (the user's, or the old one the stopped write never replaced) stays.
+    out = tmp_path / "out"
+    EM.emit(gfx950, small[:3], out)
+    (out / "theirs.hpp").write_text("// the user's\n")
+    (out / M.PENDING).write_text(json.dumps([M.digest("// what ckspace meant to write\n"), "theirs.hpp"]) + "\n"
+                                 + '["broken' + "\n" + json.dumps([M.digest("x"), "../outside.txt"]) + "\n")
+    (tmp_path / "outside.txt").write_text("x")
+    EM.emit(gfx950, small[3:5], out)
+    assert (out / "theirs.hpp").read_text() == "// the user's\n" and (tmp_path / "outside.txt").read_text() == "x"
+    assert not (out / M.PENDING).exists()
+
+
+def test_an_interrupted_atomic_write_leaves_no_temporary(tmp_path, monkeypatch):
+    # Ctrl-C or SIGTERM can land the moment the temporary has been created, before the writer has it in hand.
+    real_open = os.open
+
+    def open_then_interrupted(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith(".tmp"):
+            os.close(fd)
+            raise KeyboardInterrupt
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        M.atomic_write(tmp_path / "f.txt", b"data")
+    monkeypatch.setattr(os, "open", real_open)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_write_of_a_writer_leaves_no_temporary(tmp_path, monkeypatch):
+    def interrupted(fd, mode):
+        raise KeyboardInterrupt
+
+    w = M.Writer(tmp_path)
+    monkeypatch.setattr(os, "fchmod", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        w.write("a.hpp", "text")
+    monkeypatch.undo()
+    w.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [M.PENDING]  # the record of what it was writing
+
+
 @pytest.mark.parametrize("name", ["../../etc/x", "a/b", "grouped conv", "x;rm", "ünï"])
 def test_kernel_names_are_identifiers(gfx950, small, name):
     cfg = {**small[0], "name": name}

@@ -17,8 +17,8 @@ Templates are chosen per CK API revision (templates/revisions.toml): `--ck-api 2
 own rule family (`ck-api-2025.11`), switched on with the revision, so the selection holds only kernels it can build.
 
 All writes go through `ckspace.manifest.Writer`: atomic, incremental, inside DIR only, stale files removed by the
-manifest only. The directory is held (`manifest.locked`) while emitting, and what a killed emit left half-written
-is swept first.
+manifest (and its journal of the files an interrupted emit wrote) only. The directory is held (`manifest.locked`)
+while emitting, and what a killed emit left half-written is swept first.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def sweep_leftovers(root: Path) -> int:
     `manifest.locked(root)`, so that none of them is another run's work in progress."""
     removed = sweep_temporaries(root, (*EMITTED_DIRS, STATE_DIR))
     obj = root / OBJ_DIR
-    if obj.is_dir():
+    if obj.is_dir() and not obj.is_symlink():  # (a planted symlink's target is not ckspace's to sweep)
         # the compile rule's `-o $out.tmp` (build.ninja.j2), and the compiler's own temporary for it
         # (`<obj>-XXXXXXXX.tmp.tmp`, left when the compiler is killed): obj/ holds nothing else ending in .tmp
         for path in obj.rglob("*.tmp"):

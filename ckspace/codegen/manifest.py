@@ -9,6 +9,12 @@ Every file goes through `Writer`:
 - `manifest.json` records every generated file with a digest of its text; a file listed by the previous manifest
   and not generated now is stale and removed. A file that ckspace did not generate is never deleted, and a listed
   file that was edited by hand since (its digest differs) is left alone too.
+- The manifest is written last, so before each file is written its path and digest are appended to the journal
+  `.manifest.pending`: an emit stopped half-way (Ctrl-C, SIGTERM, SIGKILL) leaves a record of every file it may
+  have written, and the next emit removes those it does not generate again (when they still hold what ckspace wrote)
+  as it removes the previous manifest's stale files. The journal goes once a manifest lists what is there.
+- A temporary file is removed when its write is interrupted (its name is chosen before it is created, so there is
+  no moment when it exists unnamed), and a later run sweeps what a killed one left (`sweep_temporaries`).
 
 One ckspace at a time writes into an output directory: emit and build hold `locked(DIR)` (an flock on
 DIR/.ckspace.lock) and a second one fails at once with one line. Under the lock, `sweep_temporaries` removes what a
@@ -21,8 +27,8 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Iterator, Mapping
@@ -32,10 +38,16 @@ from ..errors import CkspaceError, UsageError
 MANIFEST = "manifest.json"
 FORMAT = 1
 LOCK_FILE = ".ckspace.lock"
+PENDING = ".manifest.pending"  # the journal of files written since the last manifest (see the module doc)
+RESERVED = (MANIFEST, PENDING, LOCK_FILE)  # ckspace's own bookkeeping: never a generated file, never removed as one
+MAX_PENDING_BYTES = 64 << 20  # a journal larger than this is not read (nothing it lists is removed then)
 PROBE_PREFIX = ".ckspace-probe-"
 # The temporaries of atomic_write (`.<name>.<8 random>.tmp`, tempfile's alphabet) and of ensure_dir's probe: only
 # names of exactly these shapes are ever swept, so a user's own files never match.
 _TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$|^" + re.escape(PROBE_PREFIX) + r"[a-z0-9_]{8}$")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
+_RANDOM = random.Random()
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class OutputDirError(CkspaceError):
@@ -73,6 +85,16 @@ def check_inside(root: Path, rel: str) -> Path:
     return target
 
 
+def check_subdir(root: Path, rel: str) -> Path:
+    """The path of the directory `rel` under `root` that a run will write into, checked as every write of
+    Writer is (`check_inside`): no symlinked parent leading outside, and not a symlink itself, so that a planted
+    `DIR/work -> elsewhere` makes ckspace refuse (exit 2) rather than write into elsewhere. It need not exist."""
+    path = check_inside(root, rel)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"refusing to write into {path}: it exists and is not a directory")
+    return path
+
+
 def ensure_dir(root: Path) -> Path:
     """Create the output directory and check that it is writable; one clear line (exit 2) otherwise."""
     try:
@@ -82,27 +104,62 @@ def ensure_dir(root: Path) -> Path:
     if not root.is_dir():
         raise OutputDirError(f"output path {root} exists and is not a directory")
     try:
-        fd, probe = tempfile.mkstemp(prefix=PROBE_PREFIX, dir=root)
-        os.close(fd)
-        os.unlink(probe)
+        _create_and_remove(root / f"{PROBE_PREFIX}{_random_chars()}")
     except OSError as exc:
         raise OutputDirError(f"output directory {root} is not writable: {exc.strerror or exc}") from None
     return root
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write `data` to `path` through a temporary file in the same directory and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
+def _random_chars() -> str:
+    """Eight characters of tempfile's alphabet: the random part of a temporary's name (`_TEMPORARY`)."""
+    return "".join(_RANDOM.choices(_ALPHABET, k=8))
+
+
+def _remove_quietly(path: Path) -> None:
+    """Remove a temporary of ours, holding Ctrl-C and SIGTERM back meanwhile (they are acted on right after)."""
+    from ..signals import deferred
+
+    with deferred():
         try:
-            os.unlink(tmp)
-        except OSError:
+            os.unlink(path)
+        except OSError:  # not created yet, or already renamed into place
             pass
+
+
+def _create_and_remove(probe: Path) -> None:
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600))
+    finally:
+        _remove_quietly(probe)
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `path` through a temporary file in the same directory and a rename.
+
+    The temporary's name is chosen before it is created, so whatever stops the write (an error, Ctrl-C or SIGTERM,
+    which raise KeyboardInterrupt) finds it by name and removes it: no `.NAME.XXXXXXXX.tmp` is left behind but by
+    SIGKILL, and those the next run sweeps (`sweep_temporaries`)."""
+    tmp: Path | None = None
+    try:
+        while True:
+            tmp = path.parent / f".{path.name[:40]}.{_random_chars()}.tmp"
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW, 0o600)
+                break
+            except FileExistsError:  # another temporary of that name: not ours to remove
+                tmp = None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        tmp = None
+    except BaseException:
+        if tmp is not None:
+            _remove_quietly(tmp)
         raise
 
 
@@ -200,6 +257,11 @@ def sweep_temporaries(root: Path, folders: Iterable[str] = ("",)) -> int:
     """
     removed = 0
     for folder in folders:
+        if folder:
+            try:
+                check_subdir(root, folder)  # a folder planted as a symlink: not ckspace's to sweep
+            except CkspaceError:
+                continue
         try:
             entries = list(os.scandir(root / folder))
         except OSError:  # not there (yet)
@@ -229,14 +291,17 @@ class WriteStats:
 
 
 class Writer:
-    """Writes generated files under `root` safely and incrementally, and keeps the manifest."""
+    """Writes generated files under `root` safely and incrementally, and keeps the manifest (and its journal)."""
 
     def __init__(self, root: Path):
         self.root = ensure_dir(Path(root))
         self.previous = load(self.root)
+        self.pending = load_pending(self.root)  # rel path -> digests an unfinished earlier run may have left there
         self.files: dict[str, str] = {}  # rel path -> digest of what was generated now
         self.stats = WriteStats()
         self._dirs: set[Path] = set()
+        self._journal: int | None = None  # the journal, open for appending once this run writes a file
+        self._swept = False
 
     def write(self, rel: str, text: str | bytes, mode: int = 0o644) -> bool:
         """Write one generated file; return True when its content changed (or it was new)."""
@@ -244,6 +309,8 @@ class Writer:
         rel = safe_relpath(rel)
         if rel in self.files:
             raise CkspaceError(f"internal error: {rel} generated twice")
+        if rel in RESERVED:
+            raise CkspaceError(f"internal error: {rel} is ckspace's own file, not a generated one")
         path = self.root / rel
         parent = path.parent
         if parent not in self._dirs:
@@ -265,6 +332,7 @@ class Writer:
             pass
         except OSError as exc:
             raise OutputDirError(f"cannot read {path}: {exc.strerror or exc}") from None
+        self._record(rel, h)  # before the file exists: a run stopped after this line has left a record of it
         try:
             atomic_write(path, data, mode)
         except OSError as exc:
@@ -272,11 +340,39 @@ class Writer:
         self.stats.written += 1
         return True
 
+    def _record(self, rel: str, h: str) -> None:
+        """Append (digest, path) to the journal, one JSON line in one O_APPEND write."""
+        path = self.root / PENDING
+        try:
+            if self._journal is None:
+                self._journal = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o644)
+            os.write(self._journal, (json.dumps([h, rel]) + "\n").encode())
+        except OSError as exc:
+            raise OutputDirError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        """Close the journal (finish does; a run that stops early leaves that to the garbage collector)."""
+        if self._journal is not None:
+            fd, self._journal = self._journal, None
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except (OSError, AttributeError):
+            pass
+
     def remove_stale(self, keep: Iterable[str] = ()) -> None:
-        """Delete files the previous manifest generated that are not generated now (unless edited by hand)."""
+        """Delete the files that the previous manifest lists, or that the journal says an unfinished run wrote, and
+        that are not generated now; only while they hold what ckspace wrote there (a file edited by hand since, or a
+        file ckspace never wrote, is left alone)."""
         keep = set(keep) | set(self.files)
-        for rel, old_digest in sorted(self.previous.get("files", {}).items()):
-            if rel in keep:
+        owned: dict[str, set[str]] = {rel: set(ds) for rel, ds in self.pending.items()}
+        for rel, old_digest in self.previous.get("files", {}).items():
+            if isinstance(old_digest, str):
+                owned.setdefault(rel, set()).add(old_digest)
+        for rel, digests in sorted(owned.items()):
+            if rel in keep or rel in RESERVED:
                 continue
             try:
                 path = check_inside(self.root, rel)
@@ -285,17 +381,20 @@ class Writer:
             if not path.is_file():
                 continue
             try:
-                if digest(path.read_bytes()) != old_digest:
-                    self.stats.kept_edited.append(rel)
+                if digest(path.read_bytes()) not in digests:
+                    if rel in self.previous.get("files", {}):  # the journal's own unwritten entries are no news
+                        self.stats.kept_edited.append(rel)
                     continue
                 path.unlink()
                 self.stats.removed += 1
             except OSError:
                 continue
             _prune_empty_dirs(self.root, path.parent)
+        self._swept = True
 
     def finish(self, manifest: Mapping[str, object]) -> Path:
-        """Write manifest.json (listing every generated file) last, so a crash never loses track of files."""
+        """Write manifest.json (listing every generated file) last, so a crash never loses track of files; then,
+        when remove_stale has run, drop the journal: what it listed is in the manifest now, or gone."""
         body = dict(manifest)
         body["format"] = FORMAT
         body["files"] = dict(sorted(self.files.items()))
@@ -307,6 +406,14 @@ class Writer:
                 atomic_write(path, data)
         except OSError as exc:
             raise OutputDirError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self.close()
+        if self._swept:
+            try:
+                os.unlink(self.root / PENDING)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise OutputDirError(f"cannot remove {self.root / PENDING}: {exc.strerror or exc}") from None
         return path
 
 
@@ -331,6 +438,37 @@ def load(root: Path) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict):
         return {}
     return data
+
+
+def load_pending(root: Path) -> dict[str, set[str]]:
+    """The journal of `root`: path -> the digests written there since the manifest (see Writer). A line that is not
+    a [digest, path] pair (a run killed in the middle of appending it) is skipped, and so is a journal that is not a
+    regular file or is too large: nothing is removed on its word then."""
+    out: dict[str, set[str]] = {}
+    try:
+        fd = os.open(Path(root) / PENDING, os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW)
+    except OSError:
+        return out
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PENDING_BYTES:
+            return out
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            raw = fh.read(MAX_PENDING_BYTES + 1)
+    except OSError:
+        return out
+    finally:
+        os.close(fd)
+    for line in raw.decode(errors="replace").splitlines():
+        try:
+            h, rel = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(h, str) and isinstance(rel, str):
+            out.setdefault(rel, set()).add(h)
+    return out
 
 
 def require(root: Path) -> dict:

@@ -15,6 +15,7 @@ import pytest
 
 from ckspace import Space
 from ckspace.cli import main
+from ckspace.errors import CkspaceError
 from ckspace.codegen import verify as V
 from ckspace.rules.names import parse_name
 
@@ -40,7 +41,7 @@ def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monk
             "--format", "json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0} and out["compiles"] == 1
+    assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0, "unexpressible": 0} and out["compiles"] == 1
     assert {parse_name(k["name"])["pipeline"] for k in out["kernels"]} == {"compv1", "mem"}
     assert all(k["peak_mib"] and k["peak_mib"] > 100 for k in out["kernels"])  # measured around the compiler
     assert all(k["unit_size"] == 2 and not k["cached"] for k in out["kernels"])
@@ -116,7 +117,7 @@ def test_a_spent_budget_leaves_kernels_not_run_and_exit_1(tmp_path, capsys):
             "--format", "json"]
     assert main(args) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 3} and out["compiles"] == 0
+    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 3, "unexpressible": 0} and out["compiles"] == 0
     assert "--budget" in out["stopped"]
 
 
@@ -309,3 +310,151 @@ def _off_verdicts(space, config):
     from ckspace.rules.check import violations
 
     return [v for v in violations(space.model, config, all_families=True) if not v.enabled]
+
+
+# ---- what verify writes into, what it cannot express, what it measures ------------------------------------------------
+WAVELET = "grouped_conv_fwd_fp16_nhwgc_2d_wavelet_cshuffle_intrawave_128x128x64_2x2x1_16x16x32_vec8_8_1"
+DEPTHWISE = "grouped_conv_fwd_depthwise_bf16_ngchw_2d_14x28_f3_s2x2_p1x1_nb1_sub2x4_vec8_8"
+CALLED = "CKSPACE_TEST_CALLED"  # the fake compiler appends each unit it compiles to this file
+BREAK_LOG = "CKSPACE_TEST_BREAK_LOG"  # and turns this file into a directory (a compile log that cannot take a line)
+
+
+def _fake_compiler(tmp_path: Path, mib: int = 16) -> list[str]:
+    """A stand-in compiler (FAKE_CC) and empty CK headers: the --compiler/--ck-include arguments of verify."""
+    import sys
+
+    fake = tmp_path / "fakecc"
+    hooks = (f"if os.environ.get('{CALLED}'):\n    open(os.environ['{CALLED}'], 'a').write(src + '\\n')\n"
+             f"if os.environ.get('{BREAK_LOG}') and os.path.isfile(os.environ['{BREAK_LOG}']):\n"
+             f"    os.remove(os.environ['{BREAK_LOG}'])\n    os.mkdir(os.environ['{BREAK_LOG}'])\n")
+    fake.write_text(FAKE_CC.format(python=sys.executable, mib=mib).replace("held = bytearray", hooks + "held = bytearray"))
+    fake.chmod(0o755)
+    (tmp_path / "inc" / "ck_tile").mkdir(parents=True, exist_ok=True)
+    return ["--compiler", str(fake), "--ck-include", str(tmp_path / "inc")]
+
+
+def _names_file(tmp_path: Path, names: list[str]) -> str:
+    path = tmp_path / "names.txt"
+    path.write_text("\n".join(names) + "\n")
+    return str(path)
+
+
+def test_a_planted_work_symlink_is_refused_and_nothing_is_written_there(tmp_path, capsys):
+    space, configs = _kernels("gfx950", 1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "work").symlink_to(elsewhere)
+    args = ["verify", "--arch", "gfx950", "--names", _names_file(tmp_path, [str(configs[0]["name"])]),
+            "--ck-api", "2025.11", *_fake_compiler(tmp_path), "-o", str(tmp_path / "v")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ckspace: error: ") and "'work'" in err[0] and "symbolic link" in err[0]
+    assert list(elsewhere.iterdir()) == []
+    with pytest.raises(CkspaceError, match="symbolic link"):  # the library refuses it the same way
+        V.verify(space, configs, tmp_path / "v", revision="2025.11")
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("planted", ["compiles.log", "work/obj", "work/.ckspace", "work/obj/gfx950"])
+def test_verify_and_build_refuse_other_planted_symlinks(tmp_path, planted):
+    # what verify and build write into besides the work directory: the compile log, ninja's state and the objects
+    space, configs = _kernels("gfx950", 1)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "v"
+    (root / planted).parent.mkdir(parents=True, exist_ok=True)
+    (root / planted).symlink_to(elsewhere if planted != "compiles.log" else elsewhere / "log")
+    fake = _fake_compiler(tmp_path)
+    with pytest.raises(CkspaceError, match="symbolic link|outside"):
+        V.verify(space, configs, root, revision="2025.11", compiler=fake[1], ck_include=fake[3])
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_unexpressible_kernels_are_reported_and_the_rest_verified(tmp_path, capsys, monkeypatch):
+    # CK API 2025.11 has no wavelet pipeline and no depthwise kernel (its rule family ck-api-2025.11 says so): those
+    # are reported as such, one line each and a class of their own in JSON, and are never compiled; the other kernel
+    # is compiled and passes; exit 1, as not every kernel asked for was verified.
+    space, configs = _kernels("gfx950", 1)
+    good = str(configs[0]["name"])
+    monkeypatch.setenv(CALLED, str(tmp_path / "called"))
+    args = ["verify", "--arch", "gfx950", "--names", _names_file(tmp_path, [WAVELET, good, DEPTHWISE]),
+            "--ck-api", "2025.11", *_fake_compiler(tmp_path), "-o", str(tmp_path / "v")]
+    assert main([*args, "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["counts"] == {"ok": 1, "failed": 0, "not-run": 0, "unexpressible": 2} and out["compiles"] == 1
+    status = {k["name"]: (k["status"], k["error"]) for k in out["kernels"]}
+    assert status[good] == ("ok", None)
+    assert status[WAVELET][0] == "unexpressible" and "wavelet pipeline" in status[WAVELET][1]
+    assert status[DEPTHWISE][0] == "unexpressible" and "depthwise" in status[DEPTHWISE][1]
+    assert "template error" not in captured.err and "Traceback" not in captured.err
+    assert "compiled all the same" not in captured.err  # they are not compiled at all
+    assert [line for line in captured.err.splitlines() if line.startswith("warning: ")] == [
+        "warning: 2 kernel(s) cannot be expressed in CK API 2025.11 and are not compiled (reported as "
+        "unexpressible, each with the rule)"]
+    assert out["warnings"] and not out["proposals"]
+    assert (tmp_path / "called").read_text().count("\n") == 1  # one compile: the good kernel's
+    assert main(args) == 1  # the text report: a line each (the good kernel's verdict is kept from the first run)
+    text = capsys.readouterr().out
+    assert "1 ok, 0 failed, 0 not run, 2 unexpressible in CK API 2025.11" in text
+    assert f"  UNEXPRESSIBLE {WAVELET}: CK API 2025.11 cannot express it: ck-api-2025.11.pipeline: " in text
+    assert f"  UNEXPRESSIBLE {DEPTHWISE}: " in text
+
+
+def test_gfx1250_with_ck_api_2025_11_is_said_up_front_and_compiles_nothing(tmp_path, capsys, monkeypatch):
+    space = Space(arch="gfx1250", rules="+ck-api-2025.11")
+    names = [str(c["name"]) for c in space.enumerate(variant="forward", ndim=2, dtype="fp16", where=WHERE)][:2]
+    assert len(names) == 2
+    monkeypatch.setenv(CALLED, str(tmp_path / "called"))
+    args = ["verify", "--arch", "gfx1250", "--names", _names_file(tmp_path, names), "--ck-api", "2025.11",
+            *_fake_compiler(tmp_path), "-o", str(tmp_path / "v"), "--format", "json"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "CK API 2025.11 cannot build for gfx1250" in warnings[0]
+    assert "CK_TILE_BUFFER_RESOURCE_3RD_DWORD" in warnings[0]
+    out = json.loads(captured.out)
+    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 0, "unexpressible": 2} and out["compiles"] == 0
+    assert all("gfx1250" in k["error"] for k in out["kernels"])
+    assert not (tmp_path / "called").exists()
+
+
+def test_a_relative_output_directory_keeps_each_kernels_peak_memory(tmp_path, capsys, monkeypatch):
+    space, configs = _kernels("gfx950", 1)
+    fake = _fake_compiler(tmp_path, mib=64)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / ".verify-results.json.abcd1234.tmp").write_text("half")  # what a killed run left
+    (tmp_path / "v" / "notes.tmp").write_text("mine")
+    args = ["verify", "--arch", "gfx950", "--names", _names_file(tmp_path, [str(configs[0]["name"])]),
+            "--ck-api", "2025.11", *fake, "-o", "v", "--format", "json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    (kernel,) = json.loads(captured.out)["kernels"]
+    assert kernel["status"] == "ok" and kernel["peak_mib"] is not None and kernel["peak_mib"] >= 64
+    assert (tmp_path / "v" / "compiles.log").read_text().count("\n") == 1
+    assert "warning" not in captured.err
+    assert sorted(p.name for p in (tmp_path / "v").iterdir() if p.name.endswith(".tmp")) == ["notes.tmp"]
+
+
+@pytest.mark.parametrize("when", ["before the run", "during the compiles"])
+def test_a_compile_log_that_cannot_be_written_is_said_once(tmp_path, capsys, monkeypatch, when):
+    space, configs = _kernels("gfx950", 3)
+    log = tmp_path / "v" / "compiles.log"
+    if when == "before the run":
+        log.mkdir(parents=True)  # not a file that can take lines
+    else:  # the first compile makes it so: the compile wrapper (rusage.py) cannot write its lines
+        monkeypatch.setenv(BREAK_LOG, str(log))
+    args = ["verify", "--arch", "gfx950", "--names", _names_file(tmp_path, [str(c["name"]) for c in configs]),
+            "--ck-api", "2025.11", *_fake_compiler(tmp_path), "-j", "1", "-o", str(tmp_path / "v"),
+            "--format", "json"]
+    assert main(args) == 0  # the compiles themselves went well
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["counts"]["ok"] == 3 and all(k["peak_mib"] is None for k in out["kernels"])
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "compiles.log" in warnings[0] and "peak memory" in warnings[0], captured.err
+    if when == "during the compiles":
+        assert "rusage.py: cannot write" in warnings[0] and "Is a directory" in warnings[0]
+    assert out["warnings"] == [warnings[0].removeprefix("warning: ")]

@@ -1,8 +1,9 @@
 """`ckspace verify`: compile a covering (or random, or whole) sample of a set with the build toolchain and report
 per kernel, with bisection of failing units and proposed rules for the failures (ckspace.codegen.verify).
 
-Exit codes: 0 every picked kernel compiled; 1 some failed (or the budget left some not compiled); 2 bad usage;
-130/143 interrupted (the verdicts so far are kept in the work directory, and the next run resumes).
+Exit codes: 0 every picked kernel compiled; 1 some failed, the budget left some not compiled, or some cannot be
+expressed in the CK API revision (never compiled: `unexpressible`, each with why); 2 bad usage; 130/143 interrupted
+(the verdicts so far are kept in the work directory, and the next run resumes).
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ def add_parser(sub) -> None:
     v = sub.add_parser("verify", help="compile a sample of a set and report per kernel (the compiler as the oracle)",
                        description="Compile kernels device-only with the build toolchain: a covering sample of a set "
                                    "(default), a uniform sample, or all; failing units are bisected to their "
-                                   "kernels, and the failures are grouped into proposed rules. Exit 0 all compiled, "
-                                   "1 some failed or were not run, 2 bad usage.")
+                                   "kernels, and the failures are grouped into proposed rules. Kernels the CK API "
+                                   "revision cannot express (a rule of its family, e.g. the wavelet pipeline in "
+                                   "2025.11, or an arch its headers do not compile for, e.g. gfx1250 in 2025.11) "
+                                   "are not compiled: they are reported as unexpressible, each with why. Exit 0 "
+                                   "all compiled, 1 some failed, were not run or are unexpressible, 2 bad usage, "
+                                   "130/143 interrupted.")
     v.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, ...), or auto")
     v.add_argument("--set", default="full", help="the set to sample: a catalog or a selection (default full)")
     v.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from")
@@ -103,15 +108,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     space = Space(arch=arch, rules=ckapi.combine_rules(rules, rev), constraints_dir=args.constraints,
                   use_cache=not args.no_cache, catalog=catalog_from_args(args))
     workdir = Path(args.output) if args.output else _default_workdir(arch)
-    from ..codegen.manifest import ensure_dir
+    from ..codegen.manifest import check_inside, check_subdir, ensure_dir
 
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
+    check_subdir(workdir, V.WORK_DIR)  # and so does a planted DIR/work -> elsewhere (emit's check of every write)
+    check_inside(workdir, V.COMPILES_LOG)
     record = _record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.names is not None:
         if args.set != "full" or args.over or any(filters.values()):
             raise UsageError("--names lists the kernels itself: drop --set, --over, --variant, --ndim, --dtype and --where")
-        configs = _named(space, args.names)
+        configs = _named(space, args.names, rev)
     else:
         configs = space.select(args.set, **filters)
     if args.sample is not None:
@@ -130,7 +137,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}"
         f"{f', {family} on' if family else ''}) in {workdir}")
     result = V.verify(space, configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
-                      budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log)
+                      budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
+                      warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
     else:
@@ -138,14 +146,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if record is not None:
         written = _record(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
-    return 0 if not result.failed and not result.stopped else 1
+    return 0 if not result.failed and not result.stopped and not result.unexpressible else 1
 
 
-def _named(space, path: str) -> list[dict[str, object]]:
+def _named(space, path: str, rev: str) -> list[dict[str, object]]:
     """The configs of the names in a file, each parsed (a malformed one is one error line, exit 2). A name the model
-    rejects on the arch is compiled all the same, with a warning: verify tests the model as much as the compiler."""
+    rejects on the arch is compiled all the same, with a warning: verify tests the model as much as the compiler.
+    Only the rules of the CK API revision's own families say what cannot be compiled at all (verify reports those
+    kernels as unexpressible), so they are no reason for this warning."""
+    from ..codegen.ckapi import revisions
     from ..select.selection import read_names
 
+    own = set(revisions()[1][rev].families)
     names = read_names(path, "--names")
     configs, seen = [], set()
     for name in names:
@@ -154,7 +166,7 @@ def _named(space, path: str) -> list[dict[str, object]]:
         seen.add(name)
         config = space.parse(name)
         config["name"] = name
-        broken = [v for v in space.check(config) if v.enabled]
+        broken = [v for v in space.check(config) if v.enabled and v.family not in own]
         if broken:
             print(f"warning: {name}: the model rejects it on {space.arch} ({broken[0].rule}); compiled all the same",
                   file=sys.stderr)
@@ -255,10 +267,12 @@ def _family_name(compiler: str | None, arch: str) -> str:
 
 
 def _print_text(result, rev: str, compiler: str | None = None) -> None:
-    counts = {s: sum(1 for k in result.kernels if k.status == s) for s in ("ok", "failed", "not-run")}
+    counts = {s: sum(1 for k in result.kernels if k.status == s) for s in ("ok", "failed", "not-run", "unexpressible")}
     cached = sum(1 for k in result.kernels if k.cached)
+    unexpressible = f", {counts['unexpressible']} unexpressible in CK API {rev}" if counts["unexpressible"] else ""
     print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
+          f"{unexpressible}"
           f"{f' ({cached} from earlier runs)' if cached else ''}; {result.compiles} compile units in "
           f"{result.rounds} rounds, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
     peaks = sorted(k.peak_mib for k in result.kernels if k.peak_mib is not None)
@@ -270,6 +284,9 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     for k in result.kernels:
         if k.status == "not-run":
             print(f"  not run {k.name}")
+    for k in result.kernels:
+        if k.status == "unexpressible":
+            print(f"  UNEXPRESSIBLE {k.name}: {k.error}")
     if result.proposals:
         family = _family_name(compiler, result.arch)
         print("\nproposed rules (the fewest field values all failures of one error share and no compiled kernel has):")

@@ -173,6 +173,8 @@ def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, com
     if inc is None:
         raise UsageError("no CK Tile headers known for this compiler: pass --ck-include DIR (the directory holding ck_tile/)")
     _check_revision(data, inc)
+    for rel in (EM.STATE_DIR, EM.OBJ_DIR, *(f"{EM.OBJ_DIR}/{EM.arch_id(a)}" for a in archs)):
+        M.check_subdir(root, rel)  # ninja writes there: a planted symlink leading elsewhere is refused, as emit does
     if archs != data.get("build_archs"):
         text = EM.render_build_ninja(EM.template_env(data.get("ck_api") or resolve_revision(None)),
                                      list(data["units"]), archs)
@@ -227,7 +229,8 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
         cmd += ["-j", str(jobs)]
     launch = resolve_launcher(launcher)
     if measure is not None:
-        launch = [sys.executable, str(MEASURE), str(measure), *launch]
+        # absolute paths: ninja runs every compile in DIR, where a relative one would name another file (or none)
+        launch = [sys.executable, os.path.abspath(MEASURE), os.path.abspath(measure), *launch]
     run_env = {**os.environ, **(env or {}), "NINJA_STATUS": f"{STATUS_PREFIX}%f %t %r] ",
                "CKSPACE_LAUNCHER": _shell_join(launch)}
     if launcher and Path(launcher).name == "distcc":

@@ -7,7 +7,7 @@ the commands use; `resolve_revision` turns `None` / `auto` / a name into a revis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -31,6 +31,7 @@ class Revision:
     fallback: str | None
     families: tuple[str, ...]
     detect: tuple[dict, ...]
+    unbuildable_archs: Mapping[str, str] = field(default_factory=dict)  # arch -> why the headers fail for it
 
 
 # A revision name is also the name of its template directory.
@@ -48,6 +49,8 @@ REVISIONS_FILE = Table({
         "fallback": REVISION_NAME,
         "families": ListOf(Str(nonblank=True), what="a list of rule family names"),
         "detect": ListOf(PROBE),
+        "unbuildable_archs": Table(extra=Str(nonblank=True),
+                                   key=Str(pattern=r"gfx[0-9a-f]{2,5}", what="an arch name such as 'gfx1250'")),
     }), key=REVISION_NAME),
 }, required=("default", "revision"))
 
@@ -69,7 +72,8 @@ def read_revisions(path: Path) -> tuple[str, dict[str, Revision]]:
     revs = {}
     for name, spec in raw["revision"].items():
         revs[name] = Revision(name, " ".join(spec.get("doc", "").split()), spec.get("fallback"),
-                              tuple(spec.get("families", ())), tuple(spec.get("detect", ())))
+                              tuple(spec.get("families", ())), tuple(spec.get("detect", ())),
+                              {arch: " ".join(why.split()) for arch, why in spec.get("unbuildable_archs", {}).items()})
     default = raw["default"]
     if default not in revs:
         raise DataError(f"{label}: default: revision {default!r} is not listed")
@@ -78,6 +82,12 @@ def read_revisions(path: Path) -> tuple[str, dict[str, Revision]]:
             where = format_path(("revision", r.name, "fallback"))
             raise DataError(f"{label}: {where}: unknown revision {r.fallback!r}")
     return default, revs
+
+
+def unbuildable_arch(rev: str, arch: str) -> str | None:
+    """Why CK API `rev`'s headers do not compile for `arch` at all (templates/revisions.toml unbuildable_archs), or
+    None when they do."""
+    return revisions()[1][resolve_revision(rev)].unbuildable_archs.get(arch)
 
 
 def revision_names() -> list[str]:

@@ -3,7 +3,9 @@
 ckspace verify puts this file in front of every compile (as the launcher of build.ninja's compile rule), so that each
 kernel's report has the compile's peak memory. One line per compile, written in a single O_APPEND write so that
 parallel compiles never interleave: `<output>\t<peak KiB>\t<seconds>\t<exit status>`. The output is the `-o`
-argument without ninja's `.tmp` suffix, as named in build.ninja.
+argument without ninja's `.tmp` suffix, as named in build.ninja. LOG must be absolute (ckspace passes it so): ninja
+runs the compile in the emitted directory. A LOG that cannot be written is said on stderr (ninja's output), and the
+compile's own status is returned all the same.
 
 The peak is the ru_maxrss that wait4 reports for the compiler: the largest resident set of the compiler and of any
 process it waited for (clang's cc1, when it runs out of process). It is standalone (no ckspace import): it starts
@@ -56,8 +58,10 @@ def main(argv):
             os.write(fd, line)
         finally:
             os.close(fd)
-    except OSError:
-        pass  # the measurement is a report, never a reason to fail a compile
+    except OSError as exc:
+        # the measurement is a report, never a reason to fail a compile; but not a silent loss either: this line
+        # lands in ninja's output (DIR/.ckspace/build.log), and ckspace verify says once that compiles went unmeasured
+        sys.stderr.write(f"rusage.py: cannot write {log}: {exc.strerror or exc}\n")
     return code if code >= 0 else 128 - code
 
 

@@ -6,6 +6,11 @@ a failing kernel costs at most 2·log2(unit size) extra compiles, and a large un
 compile. Verdicts are kept per kernel in the work directory, keyed by the kernel's C++ text, the arch and the
 compiler, so a second run (after Ctrl-C, or with --budget) compiles only what is left.
 
+Before anything is compiled, the kernels that CK API revision cannot express are set aside, from data: those of an
+arch its headers do not compile for (templates/revisions.toml `unbuildable_archs`: gfx1250 in 2025.11) and those
+that break a rule of the revision's own families (`ck-api-2025.11`: the wavelet pipeline, say, which its templates
+have no name for). They are reported as `unexpressible`, with the reason, and never emitted or compiled.
+
 The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
 conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file
 syntax, for a `toolchain-*` family.
@@ -24,17 +29,19 @@ from typing import Callable, Mapping, Sequence
 
 from . import build as B
 from .emit import emit
-from .manifest import atomic_write, ensure_dir
+from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
 
 RESULTS = "verify-results.json"
 RESULTS_VERSION = 1
+WORK_DIR = "work"  # where each round is emitted and built
+STATUSES = ("ok", "failed", "not-run", "unexpressible")
 NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a proposed rule
 
 
 @dataclass
 class KernelResult:
     name: str
-    status: str  # ok | failed | not-run
+    status: str  # ok | failed | not-run | unexpressible (the CK API revision cannot express it: never compiled)
     error: str = ""
     seconds: float | None = None  # the compile of its smallest unit, per kernel of that unit
     unit_size: int = 0  # the size of the smallest unit it was compiled in
@@ -92,16 +99,21 @@ class VerifyResult:
     seconds: float = 0.0
     stopped: str = ""  # why not every kernel ran (budget)
     proposals: list[Proposal] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the run could not do as asked (each said once)
 
     @property
     def failed(self) -> list[KernelResult]:
         return [k for k in self.kernels if k.status == "failed"]
 
+    @property
+    def unexpressible(self) -> list[KernelResult]:
+        return [k for k in self.kernels if k.status == "unexpressible"]
+
     def to_json(self) -> dict[str, object]:
         return {
             "arch": self.arch, "toolchain": self.toolchain, "compiles": self.compiles, "rounds": self.rounds,
             "seconds": round(self.seconds, 1), "stopped": self.stopped or None,
-            "counts": {s: sum(1 for k in self.kernels if k.status == s) for s in ("ok", "failed", "not-run")},
+            "counts": {s: sum(1 for k in self.kernels if k.status == s) for s in STATUSES},
             "kernels": [{"name": k.name, "status": k.status, "error": k.error or None,
                          "seconds": None if k.seconds is None else round(k.seconds, 1), "unit_size": k.unit_size,
                          "peak_mib": None if k.peak_mib is None else round(k.peak_mib),
@@ -109,6 +121,7 @@ class VerifyResult:
             "proposals": [{"error": p.error, "kernels": p.kernels,
                            "conditions": None if p.conditions is None else [list(c) for c in p.conditions]}
                           for p in self.proposals],
+            "warnings": list(self.warnings),
         }
 
 
@@ -180,27 +193,85 @@ def _size(path: Path) -> int:
         return 0
 
 
+def unexpressible(space, configs: Sequence[Mapping[str, object]], revision: str) -> dict[str, str]:
+    """The kernels of `configs` that CK API `revision` cannot express, each with why (see the module doc): from the
+    revision's data, never by rendering a template."""
+    from ..rules.check import broken_rules, verdict
+    from .ckapi import revisions, unbuildable_arch
+
+    why_arch = unbuildable_arch(revision, space.arch)
+    if why_arch is not None:
+        return {str(c["name"]): f"CK API {revision}: {why_arch}" for c in configs}
+    families = set(revisions()[1][revision].families)
+    out: dict[str, str] = {}
+    if not families:
+        return out
+    for c in configs:
+        rule = next(broken_rules(space.model, c, families), None)
+        if rule is not None:
+            out[str(c["name"])] = f"CK API {revision} cannot express it: {verdict(rule, c, space.model)}"
+    return out
+
+
 def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
            unit_size: int = 1, jobs: int | None = None, budget: float | None = None, compiler: str | None = None,
            ck_include: str | None = None, log: Callable[[str], None] | None = None,
            progress: Callable[[int, int, str], None] | None = None,
-           after_emit: Callable[[Path], None] | None = None) -> VerifyResult:
+           after_emit: Callable[[Path], None] | None = None,
+           warn: Callable[[str], None] | None = None) -> VerifyResult:
     """Compile every config on `space.arch` (see the module doc); `after_emit(dir)` runs after each emit (tests use it
-    to break a kernel on purpose)."""
-    started = time.monotonic()
+    to break a kernel on purpose); `warn(line)` hears, once each and as they happen, what the run cannot do as asked
+    (they are in the result's `warnings` too)."""
     root = ensure_dir(Path(workdir))
+    with locked(root):  # one verify per work directory: what it finds half-written is no other run's
+        sweep_temporaries(root)
+        return _verify(space, configs, root, revision, unit_size, jobs, budget, compiler, ck_include, log, progress,
+                       after_emit, warn)
+
+
+def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compiler, ck_include, log, progress,
+            after_emit, warn) -> VerifyResult:
+    started = time.monotonic()
     arch = space.arch
     compiler_id = f"{compiler or 'registry'}|{ck_include or ''}|{revision}"
     by_name = {str(c["name"]): c for c in configs}
-    names = sorted(by_name)
     result = VerifyResult(arch)
-    results = _load_results(root)
+
+    def warning(text: str) -> None:
+        if text not in result.warnings:
+            result.warnings.append(text)
+            if warn is not None:
+                warn(text)
+
+    # What ckspace writes into: the work directory (emit and build), and the compile log the wrapper appends to
+    work = check_subdir(root, WORK_DIR)
+    log_path = check_inside(root, COMPILES_LOG).absolute()  # absolute: the compiles run in the work directory
+    if not _appendable(log_path, warning):
+        log_path = None
+
     verdicts: dict[str, KernelResult] = {}
+    cannot = unexpressible(space, configs, revision)
+    if cannot:
+        from .ckapi import unbuildable_arch
+
+        why_arch = unbuildable_arch(revision, arch)
+        if why_arch is not None:
+            warning(f"CK API {revision} cannot build for {arch}: {why_arch}; none of the {len(cannot)} kernel(s) "
+                    "is compiled (reported as unexpressible)")
+        else:
+            warning(f"{len(cannot)} kernel(s) cannot be expressed in CK API {revision} and are not compiled "
+                    "(reported as unexpressible, each with the rule)")
+        for n, why in cannot.items():
+            verdicts[n] = KernelResult(n, "unexpressible", why)
+    names = sorted(n for n in by_name if n not in cannot)
+    results = _load_results(root)
 
     # The kernel text decides the key: emit everything once (cheap) to learn each kernel's digest.
-    emit(space, [by_name[n] for n in names], root / "work", revision=revision, chunk_size=max(unit_size, 1))
-    manifest = json.loads((root / "work" / "manifest.json").read_text())
-    keys = {n: _key(str(manifest["kernels"][n]["digest"]), arch, compiler_id) for n in names}
+    keys: dict[str, str] = {}
+    if names:
+        emit(space, [by_name[n] for n in names], work, revision=revision, chunk_size=max(unit_size, 1))
+        manifest = json.loads((work / "manifest.json").read_text())
+        keys = {n: _key(str(manifest["kernels"][n]["digest"]), arch, compiler_id) for n in names}
     pending = []
     for n in names:
         hit = results.get(keys[n])
@@ -215,7 +286,6 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
     batch = max(unit_size, 1) * max(jobs or 2, 1) * 2  # units per round ≈ 2 per job: the budget is checked often
     queue: list[list[str]] = [pending[i:i + unit_size] for i in range(0, len(pending), max(unit_size, 1))]
     deadline = None if budget is None else started + budget
-    log_path = root / COMPILES_LOG
     while queue:
         if deadline is not None and time.monotonic() >= deadline:
             result.stopped = f"--budget {budget:.0f}s spent"
@@ -224,18 +294,18 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
         while queue and sum(len(u) for u in units) < batch:
             units.append(queue.pop(0))
         result.rounds += 1
-        work = root / "work"
         emit(space, [by_name[n] for u in units for n in u], work, revision=revision, units=units)
         if after_emit is not None:
             after_emit(work)
-        offset = _size(log_path)
+        offset = _size(log_path) if log_path is not None else 0
         built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
                         deadline=deadline, measure=log_path)
         result.toolchain = built.toolchain
         seconds = _unit_seconds(work)
-        measured = _measured(log_path, offset)
+        measured = _measured(log_path, offset) if log_path is not None else {}
         failed_by_unit = {f.unit: f for f in built.failures}
         unfinished: list[list[str]] = []
+        unmeasured = 0
         for index, unit in enumerate(units):
             rel = f"units/grouped_conv_instances_{index:04d}.cpp"
             obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
@@ -245,6 +315,8 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
                 unfinished.append(unit)  # stopped at the deadline before it was compiled: the next run does it
                 continue
             result.compiles += 1
+            if cost is None and log_path is not None:  # the wrapper writes a line for every compile it ran
+                unmeasured += 1
             if failure is None:
                 per = cost[1] if cost is not None else seconds.get(obj)
                 peak = cost[0] if cost is not None else None
@@ -265,6 +337,9 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
             else:  # bisect: both halves go back to the front of the queue
                 half = math.ceil(len(unit) / 2)
                 queue[:0] = [unit[:half], unit[half:]]
+        if unmeasured and not any(w.startswith(COMPILES_LOG) for w in result.warnings):  # said once a run
+            warning(f"{COMPILES_LOG} ({log_path}) got no line for some compiles, so their peak memory is unknown"
+                    f"{_wrapper_error(built.log)}")
         _save_results(root, results)
         if unfinished:
             queue[:0] = unfinished
@@ -273,12 +348,43 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
             break
         if progress is not None:
             progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
-    for n in names:
+    for n in sorted(by_name):
         result.kernels.append(verdicts.get(n) or KernelResult(n, "not-run"))
     result.seconds = time.monotonic() - started
     result.proposals = propose([(by_name[k.name], k.error) for k in result.kernels if k.status == "failed"],
                                [by_name[k.name] for k in result.kernels if k.status == "ok"])
     return result
+
+
+def _appendable(path: Path, warning: Callable[[str], None]) -> bool:
+    """Whether the compile log can be appended to (it is created if missing); a warning once if not, and then the
+    compiles run unmeasured rather than each failing to write it."""
+    import os
+
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+                         0o644))
+    except OSError as exc:
+        warning(f"cannot write {path}: {exc.strerror or exc}; the compiles' peak memory is not measured")
+        return False
+    return True
+
+
+def _wrapper_error(build_log: Path | None) -> str:
+    """The compile wrapper's own complaint in ninja's output (`rusage.py: ...`), as `: <it>`, or ''."""
+    if build_log is None:
+        return ""
+    try:
+        text = build_log.read_text(errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if line.startswith(_RUSAGE_PREFIX):
+            return ": " + line.strip()
+    return ""
+
+
+_RUSAGE_PREFIX = "rusage.py: "
 
 
 # -- from failures to a rule -----------------------------------------------------------------------------------------

@@ -123,3 +123,11 @@ def test_the_terminal_summary_of_the_open_space_counts_it():
     assert status == 0, err
     text = out.decode(errors="replace")
     assert OPEN_TOTAL in text and "kernels: pipe them" in text
+
+
+@pytest.mark.parametrize("set_name", ["ck-full-tests", "ck-tiny"])
+def test_cks_procedures_over_the_open_space_are_refused(set_name):
+    # CK's full-tests and tiny are chosen by CK's loops over the whole of full: under -ck-curation that is the open
+    # space, counted and refused before CK's procedure lists any of it
+    proc = ckspace("enumerate", *OPEN, "--set", set_name, "--no-cache")
+    assert_refused(proc, f"CK's {set_name}", f"{OPEN_TOTAL} kernels")

@@ -205,6 +205,9 @@ def _computed_procedure(full: "KernelSpace", set_name: str) -> list[dict[str, ob
     from .. import cache
     from .ckprocedures import ck_subset
 
+    rules = f" under --rules {full.rules_spec}" if full.rules_spec else ""
+    check_listable(full, f"the set full{rules}, which CK's {set_name} is chosen from,",  # CK's loops list all of it
+                   hint="CK's procedures run over the whole set: switch its curation on")
     configs = ck_subset(full, set_name)
     if full.use_cache:
         cache.store("ck-procedure", _procedure_key(full, set_name), sorted(str(c["name"]) for c in configs))

@@ -110,6 +110,12 @@ def test_the_where_expression_of_a_config(fields) -> None:
     ({"trait_config": {"wave_mode": {"values": ["intrawave_dsb_si"]}}}, "the suffix _si"),
     ({"trait_config": {"wave_mode": {"values": ["superwave"]}}}, '"superwave" is not a value of scheduler'),
     ({"trait_config": {"block_per_cu": [1]}}, "block_per_cu: unknown key"),  # derived: not a choice
+    # a range is the field's values in it: one that holds none allows no kernel; a range of words is no range
+    ({"tile_config": {"tile_m": {"min": 1, "max": 15}}}, "the range min 1, max 15, step 1 holds no value of tile_m"),
+    ({"tile_config": {"tile_m": {"min": 17, "max": 10**12, "step": 10**11}}}, "holds no value of tile_m; values: 16"),
+    ({"trait_config": {"pipeline": {"min": 0, "max": 10**9}}}, "a range {min, max, step} is for integer fields"),
+    ({"trait_config": {"double_smem_buffer": {"min": 0, "max": 1}}}, "is for integer fields; double_smem_buffer"),
+    ({"tile_config": {"tile_m": {"min": 0, "max": 10**9, "step": 0}}}, "step >= 1"),
     ([1, 2], "a trait config is a JSON object"),
 ])
 def test_a_bad_trait_config_is_one_line_and_exit_2(tmp_path, capsys, doc, needle) -> None:
@@ -118,11 +124,45 @@ def test_a_bad_trait_config_is_one_line_and_exit_2(tmp_path, capsys, doc, needle
     assert len(err) == 1 and err[0].startswith("ckspace: error:") and needle in err[0], err
 
 
+def test_a_range_is_the_fields_values_on_its_grid_never_listed(fields) -> None:
+    """tile-engine's range(min, max + 1, step) as a filter: the field's values v with min <= v <= max on the grid
+    (v - min divisible by step), however far the range reaches (a billion-wide range was listed element by element,
+    a MemoryError)."""
+    tile_m = list(fields["tile_m"].values)
+    doc = {"tile_config": {"tile_m": {"min": 100, "max": 10**9, "step": 4}}}
+    expected = [v for v in tile_m if v >= 100 and (v - 100) % 4 == 0]
+    assert expected and len(expected) < len(tile_m)
+    assert traitconfig.to_where(doc, fields) == "tile_m in (" + ", ".join(map(str, expected)) + ")"
+    doc = {"tile_config": {"tile_m": {"min": -(10**18), "max": 10**18}}}
+    assert traitconfig.to_where(doc, fields) == "tile_m in (" + ", ".join(map(str, tile_m)) + ")"
+    doc = {"tile_config": {"tile_m": {"min": 16, "max": 10**30, "step": 10**29}}}
+    assert traitconfig.to_where(doc, fields) == "tile_m == 16"
+    # the strata a range of ndim pins (what --count lists) come from the same values
+    doc = {"trait_config": {"ndim_spatial": {"min": 3, "max": 10**12}}}
+    assert traitconfig.to_where(doc, fields) == "ndim == 3"
+    assert traitconfig.strata_of(doc, fields) == {"ndim": ["3"]}
+
+
+def test_odd_keys_and_deeply_nested_values_are_one_short_line(fields) -> None:
+    nested: object = 1
+    for _ in range(5000):  # deeper than repr or json.dumps go: the value is named by its kind
+        nested = [nested]
+    for doc, needle in [({"trait_config": {"a\nb": [1]}}, "trait_config.'a\\nb': unknown key"),
+                        ({"trait_config": {"x" * 10_000: [1]}}, "unknown key"),
+                        ({"variant": nested}, "variant a list is not one of"),
+                        ({"trait_config": {"tile_m": nested}}, "a list is not a value of tile_m"),
+                        ({"trait_config": {"pipeline": ["x" * 10_000]}}, "is not a value of pipeline")]:
+        with pytest.raises(traitconfig.TraitConfigError) as caught:
+            traitconfig.to_where(doc, fields)
+        text = str(caught.value)
+        assert "\n" not in text and needle in text and len(text) < 2000, text[:300]
+
+
 def test_unreadable_and_malformed_files(tmp_path, capsys) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    for path, needle in ((str(bad), "not JSON"), (str(tmp_path / "missing.json"), "cannot read it"),
-                         (str(tmp_path), "cannot read it")):
+    for path, needle in ((str(bad), "not JSON"), (str(tmp_path / "missing.json"), "cannot read"),
+                         (str(tmp_path), "cannot read")):
         assert main(["sample", "--arch", "gfx950", "-n", "2", "--trait-config", path]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and needle in err[0], err

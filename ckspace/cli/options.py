@@ -88,11 +88,12 @@ def where_with_trait_config(args: argparse.Namespace) -> str | None:
 
     from ..rules import traitconfig
     from ..rules.data import load_fields
+    from ..rules.schema import display
 
     fields = load_fields(Path(args.constraints) if getattr(args, "constraints", None) else None)
     doc = traitconfig.read(args.trait_config)
-    trait = traitconfig.to_where(doc, fields, str(args.trait_config))
-    for option, values in traitconfig.strata_of(doc).items():  # counts then list only the config's strata
+    trait = traitconfig.to_where(doc, fields, display(args.trait_config))
+    for option, values in traitconfig.strata_of(doc, fields).items():  # counts then list only the config's strata
         if getattr(args, option, None) is None:
             setattr(args, option, values)
     if trait is None:

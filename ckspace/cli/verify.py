@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import DataError, UsageError
 
 DEFAULT_UNIT = 1
 MAX_UNIT = 64
@@ -177,16 +177,17 @@ def _named(space, path: str, rev: str) -> list[dict[str, object]]:
 def _record_file(path: str) -> Path:
     """--record FILE, checked before any compile: a TOML rule file (or none yet) in a writable directory."""
     import os
-    from ..rules.schema import tomllib
+    from ..rules import schema
 
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"--record {path}: a directory; give a rule file (e.g. toolchain-clang22.toml)")
-    if target.exists():
+    if target.exists():  # read as a data file: a regular file of bounded size (not /dev/zero, not a FIFO)
+        label = f"--record {schema.display(path)}"
         try:
-            data = tomllib.loads(target.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise UsageError(f"--record {path}: not a readable TOML rule file ({exc})") from None
+            data = schema.parse_toml(schema.read_bytes(target, label), label)
+        except DataError as exc:
+            raise UsageError(f"{label}: not a readable TOML rule file ({str(exc).removeprefix(label + ': ')})") from None
         if set(data) - {"rule"}:
             raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, not {sorted(set(data) - {'rule'})}")
     parent = target.parent if str(target.parent) else Path(".")
@@ -198,15 +199,16 @@ def _record_file(path: str) -> Path:
 def _record(target: Path, result, rev: str, compiler: str | None) -> int:
     """Append the proposals that have conditions to the rule file, numbered after the ones it holds (atomic)."""
     import datetime
-    from ..rules.schema import tomllib
+    from ..rules import schema
 
     from ..codegen.manifest import atomic_write
 
     family = _family_name(compiler, result.arch)
-    old = target.read_text(encoding="utf-8") if target.exists() else (
+    label = f"--record {schema.display(target)}"
+    old = schema.read_bytes(target, label).decode("utf-8", errors="replace") if target.exists() else (
         "# Proposed by `ckspace verify --record`: what the compiler could not build, with a reproducer each.\n"
         "# Review each rule (its conditions come from a sample), then move the file under constraints/rules/.\n")
-    taken = {str(r.get("id")) for r in tomllib.loads(old).get("rule", [])}
+    taken = {str(r.get("id")) for r in schema.parse_toml(old.encode("utf-8"), label).get("rule", [])}
     blocks, index = [], 0
     date = datetime.date.today().isoformat()
     for p in result.proposals:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import CkspaceError, KernelNameError
-from ..lines import MAX_NAME
+from ..lines import MAX_NAME, parse_json, read_bounded
 from .names import parse_name
+from .schema import display
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # CK's largest config file is 184 KB; a larger one is not a config
 MAX_FILES = 10_000
@@ -61,7 +62,7 @@ class Entry:
 
     @property
     def where(self) -> str:
-        return f"{self.file}: instances[{self.index}] (id {self.id})"
+        return f"{self.file}: instances[{self.index}] (id {_id_text(self.id)})"
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,29 @@ def _typed(where: str, key: str, value: object, kind: type) -> object:
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if not ok:
         want = {int: "an integer", bool: "true or false", str: "a string", list: "a list"}[kind]
-        raise _fail(where, f"key {key!r}: expected {want}, got {json.dumps(value)[:40]}")
+        raise _fail(where, f"key {key!r}: expected {want}, got {_shown(value)}")
     if kind is int and not 0 <= value < 2**31:  # type: ignore[operator]
-        raise _fail(where, f"key {key!r}: {value} is out of range")
+        raise _fail(where, f"key {key!r}: {_shown(value)} is out of range")
     if kind is str and not (0 < len(value) <= 64 and value.isascii()):  # type: ignore[arg-type]
-        raise _fail(where, f"key {key!r}: {json.dumps(value)[:40]} is not a word")
+        raise _fail(where, f"key {key!r}: {_shown(value)} is not a word")
     return value
+
+
+def _shown(value: object) -> str:
+    """A value of a file for an error line: JSON for a scalar (one line, at most 40 characters), a list or object by
+    its kind (it may nest deeper than json.dumps goes)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return "an integer of more than 40 digits"  # (str() of thousands of digits would raise)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return json.dumps(value)[:40]
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _id_text(value: object) -> str:
+    """An entry's `id` (any JSON: CK does not check it) as its error lines show it: as written when short and plain."""
+    if isinstance(value, str) and len(value) <= 40 and value.isprintable():
+        return value
+    return _shown(value)
 
 
 def read_header(doc: object, where: str) -> dict[str, Any]:
@@ -150,7 +168,7 @@ def checked_entry(head: Mapping[str, Any], raw: object, where: str) -> dict[str,
     optional = {} if depthwise else GEMM_OPTIONAL
     unknown = [k for k in raw if k not in required and k not in optional]
     if unknown:
-        raise _fail(where, f"unknown key {unknown[0]!r} (CK's loader would ignore it; keys of a "
+        raise _fail(where, f"unknown key {unknown[0][:40]!r} (CK's loader would ignore it; keys of a "
                            f"{'depthwise' if depthwise else 'GEMM'} entry: {', '.join((*required, *optional))})")
     entry: dict[str, Any] = {}
     for key in required:
@@ -176,7 +194,7 @@ def entries_of(doc: object, file: str) -> tuple[list[Entry], list[Skipped]]:
     skipped: list[Skipped] = []
     depthwise = head["variant"] == "forward_depthwise"
     for i, raw in enumerate(head["instances"]):
-        where = f"{file}: instances[{i}]" + (f" (id {raw.get('id')})" if isinstance(raw, dict) else "")
+        where = f"{file}: instances[{i}]" + (f" (id {_id_text(raw.get('id'))})" if isinstance(raw, dict) else "")
         e = checked_entry(head, raw, where)
         if head["variant"] == "bwd_weight" and e["pipeline"] in BWD_WEIGHT_SKIPPED:
             skipped.append(Skipped(file, i, e["id"], f"CK's loader skips bwd_weight pipeline {e['pipeline']}"))
@@ -205,37 +223,27 @@ def _key_of(part: str) -> str:
 
 
 def read_json(path: Path, shown: str | None = None) -> tuple[list[Entry], list[Skipped]]:
-    """One JSON config file; CkConfigError for an unreadable or malformed one."""
-    shown = shown or str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise _fail(shown, f"{size:,} bytes: too large for a config file (at most {MAX_FILE_BYTES:,})")
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _fail(shown, "not UTF-8 text") from None
-    except OSError as exc:
-        raise _fail(shown, f"cannot read it ({exc.strerror or exc})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(shown, f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise _fail(shown, "nested too deeply to be a config") from None
-    return entries_of(doc, shown)
+    """One JSON config file; CkConfigError for an unreadable or malformed one. Read with a bound and parsed strictly
+    (ckspace.lines): /dev/zero, a FIFO, deep nesting or an integer of thousands of digits is one line naming the file
+    (and the key)."""
+    shown = shown or display(path)
+    blob = read_bounded(path, MAX_FILE_BYTES, shown, regular_only=True, error=CkConfigError)
+    return entries_of(parse_json(blob, shown, error=CkConfigError), shown)
 
 
 def config_files(path: Path) -> list[Path]:
     """A file, or every *.json under a directory (sorted, recursively, as CK's tree lays them out)."""
     if path.is_file():
         return [path]
+    if not path.exists():
+        raise CkConfigError(f"{display(path)}: no such file or directory")
     if not path.is_dir():
-        raise CkConfigError(f"{path}: no such file or directory")
+        raise CkConfigError(f"{display(path)}: not a regular file or a directory of *.json config files")
     files = sorted(p for p in path.rglob("*.json") if p.is_file())
     if not files:
-        raise CkConfigError(f"{path}: no *.json config files in it")
+        raise CkConfigError(f"{display(path)}: no *.json config files in it")
     if len(files) > MAX_FILES:
-        raise CkConfigError(f"{path}: {len(files):,} JSON files, more than {MAX_FILES:,}")
+        raise CkConfigError(f"{display(path)}: {len(files):,} JSON files, more than {MAX_FILES:,}")
     return files
 
 

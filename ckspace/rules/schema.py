@@ -20,7 +20,6 @@ import itertools
 import json
 import math
 import re
-import stat
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..errors import DataError
+from ..lines import read_bounded
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # the largest shipped data file is about 20 KB: anything this big is a mistake
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # CP-SAT's integers
@@ -552,23 +552,9 @@ def display(path: Path | str) -> str:
 
 
 def read_bytes(path: Path, label: str) -> bytes:
-    """The bytes of a regular file of at most MAX_FILE_BYTES (a FIFO or device would block or never end)."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise DataError(f"{label}: cannot read: not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise DataError(f"{label}: file too large ({info.st_size} bytes; data files are at most {MAX_FILE_BYTES})")
-    try:
-        with path.open("rb") as fh:
-            blob = fh.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
-    except OSError as exc:
-        raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    if len(blob) > MAX_FILE_BYTES:
-        raise DataError(f"{label}: file too large (more than {MAX_FILE_BYTES} bytes)")
-    return blob
+    """The bytes of a regular file of at most MAX_FILE_BYTES (a FIFO or device would block or never end), read with
+    that bound (ckspace.lines.read_bounded: the file may grow after its size is looked at)."""
+    return read_bounded(path, MAX_FILE_BYTES, label, regular_only=True, error=DataError)
 
 
 def parse_toml(blob: bytes, label: str) -> dict[str, Any]:

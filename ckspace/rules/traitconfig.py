@@ -10,7 +10,9 @@ Here the same file is a filter on a kernel set: each key allows its values, the 
 `--where` expression, so it composes with --where, --variant and the rest and is checked like them. Keys "mirror
 GroupedConvKernelConfig fields" (CK's README): CK's names (data_type, ndim_spatial, wave_mode, warp_m for the waves,
 vector_size_a, ...) and ckspace's field names are both accepted. `tile_config` is read like `trait_config`. A key's
-value is {"values": [...]}, {"min": a, "max": b[, "step": s]}, a list or one value.
+value is {"values": [...]}, {"min": a, "max": b[, "step": s]}, a list or one value. A range is tile-engine's
+range(a, b + 1, s) as a filter on an integer field: the field's values in it (a <= v <= b, v - a divisible by s),
+however wide it is; it is never listed, and one that holds no value of the field is an error.
 
 wave_mode's values are a scheduler with tile-engine's optional suffix `_dsb` (double LDS buffer): `intrawave`
 allows both buffer modes, `intrawave_dsb` only the double one. The suffix `_si` (store immediate) names a choice
@@ -25,7 +27,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import CkspaceError
+from ..lines import parse_json, read_bounded
 from .data import FieldDef
+from .schema import display
 
 MAX_FILE_BYTES = 1024 * 1024  # a trait config is a few hundred bytes
 
@@ -50,21 +54,14 @@ class TraitConfigError(CkspaceError):
 
 
 def read(path: str | Path) -> dict[str, Any]:
-    """The JSON document of a trait config file ('-' is not accepted: the filter must be re-readable)."""
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise TraitConfigError(f"{path}: not a trait config (larger than {MAX_FILE_BYTES:,} bytes)")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise TraitConfigError(f"--trait-config {path}: cannot read it: {reason}") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise TraitConfigError(f"{path}: not JSON: {exc}") from None
+    """The JSON document of a trait config file ('-' is not accepted: the filter must be re-readable). Read with a
+    bound (ckspace.lines: /dev/zero, a FIFO or a huge file is one error line, not gigabytes or a hang) and parsed
+    strictly (deep nesting or an integer of thousands of digits is one line naming the file and the key)."""
+    label = f"--trait-config {display(path)}"
+    blob = read_bounded(path, MAX_FILE_BYTES, label, error=TraitConfigError)
+    doc = parse_json(blob, display(path), error=TraitConfigError)
     if not isinstance(doc, dict):
-        raise TraitConfigError(f"{path}: a trait config is a JSON object with {', '.join(TOP_KEYS)}")
+        raise TraitConfigError(f"{display(path)}: a trait config is a JSON object with {', '.join(TOP_KEYS)}")
     return doc
 
 
@@ -72,7 +69,7 @@ def to_where(doc: Mapping[str, Any], fields: Mapping[str, FieldDef], where: str 
     """The filter of one trait config as a --where expression (None when it allows everything)."""
     unknown = [k for k in doc if k not in TOP_KEYS]
     if unknown:
-        raise TraitConfigError(f"{where}: unknown key {unknown[0]!r}; a trait config has {', '.join(TOP_KEYS)}")
+        raise TraitConfigError(f"{where}: unknown key {_shown(unknown[0])}; a trait config has {', '.join(TOP_KEYS)}")
     terms: list[str] = []
     if "variant" in doc:
         terms.append(_variant_term(doc["variant"], where))
@@ -81,11 +78,11 @@ def to_where(doc: Mapping[str, Any], fields: Mapping[str, FieldDef], where: str 
         if not isinstance(body, dict):
             raise TraitConfigError(f"{where}: {section} is a JSON object of keys and their values")
         for key, spec in body.items():
-            terms.append(_key_term(f"{where}: {section}.{key}", key, spec, fields))
+            terms.append(_key_term(f"{where}: {section}.{_name(key)}", key, spec, fields))
     return " and ".join(terms) if terms else None
 
 
-def strata_of(doc: Mapping[str, Any]) -> dict[str, list[str]]:
+def strata_of(doc: Mapping[str, Any], fields: Mapping[str, FieldDef]) -> dict[str, list[str]]:
     """The --variant/--ndim/--dtype a (checked) trait config pins, so that counts list only its strata."""
     out: dict[str, list[str]] = {}
     if "variant" in doc:
@@ -95,14 +92,14 @@ def strata_of(doc: Mapping[str, Any]) -> dict[str, list[str]]:
         for key, spec in doc.get(section, {}).items():
             name = KEY_ALIASES.get(key, key)
             if name in ("ndim", "dtype"):
-                out[name] = [str(v) for v in dict.fromkeys(_values(key, spec))]
+                out[name] = [str(v) for v in dict.fromkeys(_values(key, spec, fields[name]))]
     return out
 
 
 def _variant_term(value: object, where: str) -> str:
     names = value if isinstance(value, list) else [value]
     if not names or not all(isinstance(v, str) and v in VARIANTS for v in names):
-        raise TraitConfigError(f"{where}: variant {value!r} is not one of {', '.join(VARIANTS)}")
+        raise TraitConfigError(f"{where}: variant {_shown(value)} is not one of {', '.join(VARIANTS)}")
     return _membership("variant", sorted({VARIANTS[v] for v in names}, key=list(VARIANTS.values()).index))
 
 
@@ -112,22 +109,19 @@ def _key_term(where: str, key: str, spec: object, fields: Mapping[str, FieldDef]
     if field is None or field.derived:
         known = sorted({*KEY_ALIASES, *(f for f, d in fields.items() if not d.derived)})
         raise TraitConfigError(f"{where}: unknown key; the keys are ckspace's fields or CK's names: {', '.join(known)}")
-    values = _values(where, spec)
+    values = _values(where, spec, field)
     if key == "wave_mode":
         return _wave_mode_term(where, values, field)
     checked = [_checked(where, field, v) for v in values]
     return _membership(name, list(dict.fromkeys(checked)))
 
 
-def _values(where: str, spec: object) -> list:
+def _values(where: str, spec: object, field: FieldDef) -> list:
     if isinstance(spec, dict):
         if set(spec) == {"values"} and isinstance(spec["values"], list):
             values = spec["values"]
         elif {"min", "max"} <= set(spec) <= {"min", "max", "step"}:
-            lo, hi, step = spec["min"], spec["max"], spec.get("step", 1)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) or step < 1 or lo > hi:
-                raise TraitConfigError(f"{where}: min, max and step are integers with min <= max and step >= 1")
-            values = list(range(lo, hi + 1, step))
+            values = _range(where, spec["min"], spec["max"], spec.get("step", 1), field)
         else:
             raise TraitConfigError(f"{where}: give {{\"values\": [...]}} or {{\"min\": a, \"max\": b, \"step\": s}}")
     elif isinstance(spec, list):
@@ -137,6 +131,23 @@ def _values(where: str, spec: object) -> list:
     if not values:
         raise TraitConfigError(f"{where}: an empty list of values allows no kernel")
     return values
+
+
+def _range(where: str, lo: object, hi: object, step: object, field: FieldDef) -> list[int]:
+    """The values of an integer field that a range {min, max, step} holds (tile-engine's range(min, max + 1, step)):
+    the field's own values on the step's grid, never the range listed element by element (it may span billions)."""
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) or step < 1 or lo > hi:
+        raise TraitConfigError(f"{where}: min, max and step are integers with min <= max and step >= 1")
+    if field.type != "int":
+        raise TraitConfigError(f"{where}: a range {{min, max, step}} is for integer fields; {field.name} is "
+                               f"{field.type}: list its values")
+    held = [v for v in field.values if lo <= v <= hi and (v - lo) % step == 0]
+    if not held:
+        shown = ", ".join(_json(v) for v in field.values)
+        raise TraitConfigError(f"{where}: the range min {_json(lo)}, max {_json(hi)}, step {_json(step)} holds no "
+                               f"value of {field.name}; "
+                               f"values: {shown}")
+    return held
 
 
 def _checked(where: str, field: FieldDef, value: object) -> object:
@@ -161,7 +172,7 @@ def _wave_mode_term(where: str, values: list, field: FieldDef) -> str:
             if scheduler.endswith(suffix):
                 scheduler, flags = scheduler[: -len(suffix)], [flag]
         if scheduler.endswith("_si") or "_si_" in value:
-            raise TraitConfigError(f"{where}: {value!r}: the suffix _si (store immediate) is not a choice of "
+            raise TraitConfigError(f"{where}: {_shown(value)}: the suffix _si (store immediate) is not a choice of "
                                    f"ckspace's model; leave it out")
         _checked(where, field, scheduler)
         alternatives.append(" and ".join([f"scheduler == {scheduler!r}", *flags]))
@@ -178,4 +189,22 @@ def _membership(name: str, values: list) -> str:
 
 
 def _json(value: object) -> str:
-    return json.dumps(value) if isinstance(value, (bool, str, int, float)) or value is None else repr(value)
+    """A value for an error line: JSON for a scalar, the kind of a list or object (which may nest deeply)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**64:
+        return "an integer of more than 64 digits"  # (given through the API: str() of thousands of digits raises)
+    if isinstance(value, (bool, str, int, float)) or value is None:
+        text = json.dumps(value)
+        return text if len(text) <= 80 else text[:76] + "..."
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _name(key: str) -> str:
+    """A key of the file for an error line: as written when it is a plain word, else quoted (one line, short)."""
+    return key if key.isidentifier() and len(key) <= 64 else _shown(key)
+
+
+def _shown(value: object) -> str:
+    """A value for an error line, as Python writes it (one line, short); a list or object by its kind only."""
+    if isinstance(value, str):
+        return repr(value if len(value) <= 64 else value[:60] + "...")
+    return _json(value)

@@ -60,13 +60,15 @@ def read_names(path: str | Path, what: str = "names file") -> list[str]:
     over-long line or more than MAX_NAMES names is one error line (/dev/zero, a binary file)."""
     import sys
 
-    from ..lines import bounded_lines
+    from ..lines import bounded_lines, open_input
+    from ..rules.schema import display
 
-    label = f"{what} {path}"
+    label = f"{what} {display(path)}"
     try:
         if str(path) == "-":
             return _names_of(bounded_lines(sys.stdin, label), label)
-        with open(path, encoding="utf-8", errors="strict") as fh:
+        fd, _ = open_input(path, label, error=DataError)  # a FIFO without a writer does not block the open
+        with open(fd, encoding="utf-8", errors="strict") as fh:
             return _names_of(bounded_lines(fh, label), label)
     except OSError as exc:
         raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None

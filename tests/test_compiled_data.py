@@ -204,3 +204,69 @@ def test_an_arch_whose_references_fail_at_build_is_checked_by_each_process(own: 
     assert not calls
     model_module.Model(loaded, "gfx90a", frozenset(loaded.families)).validate_references()
     assert calls
+
+
+# A process that finds something else where the compiled file should be (a FIFO, a link to a device, a file of
+# gigabytes) parses the TOML files, as when there is no file: the compiled file is a cache, never an error. Each runs in
+# a child with a memory ceiling and a time limit, so that reading such a thing fails the test instead of the machine.
+_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from pathlib import Path
+from ckspace.rules import compiled, data as D
+root = Path(sys.argv[1])
+compiled.OWN_ROOT = root
+calls = []
+real = D._load
+D._load = lambda r: calls.append(r) or real(r)
+loaded = D.load(root)
+print(calls == [root], sorted(loaded.archs) == sorted(real(root).archs), len(loaded.rules) > 10)
+"""
+
+
+def _load_in_a_child(root: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CKSPACE_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-c", _CHILD, str(root)], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_place_of_the_compiled_file_is_parsed_around_without_blocking(own: Path, tmp_path: Path) -> None:
+    path = own / compiled.FILE_NAME
+    path.unlink()
+    os.mkfifo(path)
+    try:
+        done = _load_in_a_child(own, tmp_path)
+    finally:  # a reader blocked in open() (the bug) is let go: a writer opens and closes
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_a_link_to_dev_zero_in_place_of_the_compiled_file_is_parsed_around(own: Path, tmp_path: Path) -> None:
+    path = own / compiled.FILE_NAME
+    path.unlink()
+    path.symlink_to("/dev/zero")
+    done = _load_in_a_child(own, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]
+
+
+def test_a_sparse_file_of_gigabytes_in_place_of_the_compiled_file_is_parsed_around(own: Path, tmp_path: Path) -> None:
+    path = own / compiled.FILE_NAME
+    with path.open("r+b") as fh:  # the real file, then holes up to 3 GB: no disk is used
+        fh.truncate(3 << 30)
+    assert path.stat().st_size == 3 << 30
+    done = _load_in_a_child(own, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]
+
+
+def test_the_real_compiled_file_is_far_below_the_bound(own: Path) -> None:
+    """The bound that keeps a huge file out must leave the real file room to grow (a file over it is only parsed
+    around, silently, so a build that outgrew it would lose the speed-up without a word)."""
+    assert (own / compiled.FILE_NAME).stat().st_size * 4 <= compiled.MAX_BYTES

@@ -9,8 +9,9 @@ only the package's own file is trusted, as its code is; a user's --constraints d
 
 It is served only while its key holds: the digest of the data files' bytes (data.load computes it anyway), the digest
 of the engine's source (the code that built the objects) and the Python version. An edited data file, another build,
-or a file that is damaged or unreadable is a miss, and the files are read as always. The file is one header line,
-the key and the SHA-256 of the payload, then the payload.
+or a file that is damaged or unreadable is a miss, and the files are read as always; so is anything but a regular
+file of at most MAX_BYTES (a FIFO there never blocks the open, a huge or endless file is never read). The file is
+one header line, the key and the SHA-256 of the payload, then the payload.
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import cache
+from ..errors import CkspaceError
+from ..lines import read_bounded
 from ..paths import PACKAGE
 
 FILE_NAME = "_compiled.pickle"
 FORMAT = 3
+# The file is about 1.8 MB (every catalog's config documents, every arch's curation tables); a file far larger than
+# that (a sparse file, /dev/zero behind a link) is no build of ours, and is bypassed rather than read into memory.
+MAX_BYTES = 16 * 1024 * 1024
 # The package's own constraints directory, the only one read from a compiled file (tests point it elsewhere).
 OWN_ROOT = PACKAGE / "constraints"
 
@@ -98,9 +104,9 @@ def forget() -> None:
 
 
 def _read(path: Path, wanted: str) -> "dict[str, Any] | None":
-    try:
-        blob = path.read_bytes()
-    except OSError:  # not built (a checkout, an editable install) or unreadable: parse
+    try:  # a regular file of at most MAX_BYTES, read with that bound (a FIFO neither blocks nor is read)
+        blob = read_bounded(path, MAX_BYTES, FILE_NAME, regular_only=True)
+    except CkspaceError:  # not built (a checkout, an editable install), unreadable, not a file or too large: parse
         return None
     header, newline, body = blob.partition(b"\n")
     if not newline or header != _header(wanted, body):

@@ -41,11 +41,15 @@ def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monk
             "--format", "json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 2, "failed": 0, "not-run": 0, "unexpressible": 0} and out["compiles"] == 1
+    assert out["counts"] == {"ok": 2, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 0}
+    assert out["compiles"] == 1
     assert {parse_name(k["name"])["pipeline"] for k in out["kernels"]} == {"compv1", "mem"}
     assert all(k["peak_mib"] and k["peak_mib"] > 100 for k in out["kernels"])  # measured around the compiler
     assert all(k["unit_size"] == 2 and not k["cached"] for k in out["kernels"])
     assert all(k["seconds"] is not None and k["seconds"] > 0 for k in out["kernels"])  # from ninja's log
+    # the ISA of each of the two kernels of the unit, by its own entry points: MFMA code, the model's LDS
+    assert out["warnings"] == [] and all(k["isa"]["matrix_instructions"] > 0 for k in out["kernels"])
+    assert all(k["isa"]["entry_points"] >= 1 and k["lds_model"] is not None for k in out["kernels"])
     # the second run compiles nothing: the verdicts are kept per kernel text, arch and compiler
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
@@ -117,7 +121,8 @@ def test_a_spent_budget_leaves_kernels_not_run_and_exit_1(tmp_path, capsys):
             "--format", "json"]
     assert main(args) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 3, "unexpressible": 0} and out["compiles"] == 0
+    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "not-run": 3, "unexpressible": 0}
+    assert out["compiles"] == 0
     assert "--budget" in out["stopped"]
 
 
@@ -147,10 +152,16 @@ def test_enumerate_toolchain_lists_only_what_that_compiler_builds(capsys):
 
 FAKE_CC = """#!{python}
 # A stand-in compiler: writes the object (and its depfile) after holding {mib} MiB; a unit that includes the kernel
-# named in $CKSPACE_TEST_SLOW sleeps first, so that a deadline finds it running.
+# named in $CKSPACE_TEST_SLOW sleeps first, so that a deadline finds it running. verify compiles to assembly (-S) and
+# assembles that (-x assembler): with -S it writes the assembly of one CK Tile kernel entry point (FAKE_ASM) with an
+# MFMA instruction (none for a unit that includes the kernel named in $CKSPACE_TEST_NO_MATRIX), and given an
+# assembly it writes an ELF object with the descriptor of each kernel of it (fake_object).
 import os, sys, time
 args = sys.argv[1:]
 out = args[args.index("-o") + 1]
+if "assembler" in args:
+    open(out, "wb").write(fake_object(open(args[args.index("-c") + 1]).read()))
+    sys.exit(0)
 src = next(a for a in args if a.endswith(".cpp"))
 slow = os.environ.get("CKSPACE_TEST_SLOW")
 if slow and slow in open(src).read():
@@ -162,8 +173,92 @@ if fail and fail in open(src).read():
 held = bytearray({mib} * 1024 * 1024)
 held[::4096] = b"x" * len(held[::4096])
 open(args[args.index("-MF") + 1], "w").write(out.removesuffix(".tmp") + ": " + src + "\\n")
-open(out, "wb").write(b"object")
+if "-S" in args:
+    no_matrix = os.environ.get("CKSPACE_TEST_NO_MATRIX")
+    matrix = "" if no_matrix and no_matrix in open(src).read() else "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]"
+    open(out, "w").write(FAKE_ASM.replace("MATRIX", matrix))
+else:
+    open(out, "wb").write(b"object")
 """
+
+# What the stand-in compiler writes for -S: one kernel entry point of CK Tile (its demangled name starts with `void
+# ck_tile::kentry<`, so a unit of one kernel owns it) holding MATRIX, with 1,024 bytes of LDS.
+FAKE_ASM = """\t.amdgcn_target "amdgcn-amd-amdhsa--gfx950"
+\t.text
+\t.globl\t_ZN7ck_tile6kentryILi1EEEvv ; -- Begin function _ZN7ck_tile6kentryILi1EEEvv
+\t.type\t_ZN7ck_tile6kentryILi1EEEvv,@function
+_ZN7ck_tile6kentryILi1EEEvv:
+\ts_load_dwordx4 s[0:3], s[4:5], 0x0
+\tMATRIX
+\ts_endpgm
+\t.section\t.rodata,"a",@progbits
+\t.amdhsa_kernel _ZN7ck_tile6kentryILi1EEEvv
+\t\t.amdhsa_group_segment_fixed_size 1024
+\t\t.amdhsa_private_segment_fixed_size 0
+\t\t.amdhsa_next_free_vgpr max(totalnumvgprs(_ZN7ck_tile6kentryILi1EEEvv.num_agpr, _ZN7ck_tile6kentryILi1EEEvv.num_vgpr), 1, 0)
+\t.end_amdhsa_kernel
+\t.text
+                                        ; -- End function
+\t.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .agpr_count:     16
+    .group_segment_fixed_size: 1024
+    .name:           _ZN7ck_tile6kentryILi1EEEvv
+    .private_segment_fixed_size: 0
+    .sgpr_count:     20
+    .vgpr_count:     48
+    .wavefront_size: 64
+amdhsa.target:   amdgcn-amd-amdhsa--gfx950
+...
+\t.end_amdgpu_metadata
+"""
+
+
+def fake_object(asm: str) -> bytes:
+    """A relocatable AMDGPU ELF object holding the kernel descriptor (`NAME.kd`, 64 bytes: LDS, scratch, ...) of each
+    `.amdhsa_kernel` of an assembly text, written here without an assembler."""
+    import re
+    import struct
+
+    kernels = [(m.group(1), int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"\.amdhsa_kernel (\S+)\n\s*\.amdhsa_group_segment_fixed_size (\d+)\n\s*\.amdhsa_private_segment_fixed_size (\d+)",
+        asm)]
+    strtab, offsets = b"\0", []
+    for name, _, _ in kernels:
+        offsets.append(len(strtab))
+        strtab += name.encode() + b".kd\0"
+    rodata = b"".join(struct.pack("<II", lds, scratch) + bytes(56) for _, lds, scratch in kernels)
+    symtab = bytes(24) + b"".join(struct.pack("<IBBHQQ", off, 0x11, 0, 2, 64 * i, 64) for i, off in enumerate(offsets))
+    data = bytearray(64)
+
+    def put(blob: bytes) -> int:
+        data.extend(bytes(-len(data) % 64))
+        at = len(data)
+        data.extend(blob)
+        return at
+
+    at_str, at_ro, at_sym = put(strtab), put(rodata), put(symtab)
+    data.extend(bytes(-len(data) % 8))
+    shoff = len(data)
+    for stype, flags, at, size, link, align, entsize in ((0, 0, 0, 0, 0, 0, 0), (3, 0, at_str, len(strtab), 0, 1, 0),
+                                                          (1, 2, at_ro, len(rodata), 0, 64, 0),
+                                                          (2, 0, at_sym, len(symtab), 1, 8, 24)):
+        data += struct.pack("<IIQQQQIIQQ", 0, stype, flags, 0, at, size, link, 1 if stype == 2 else 0, align, entsize)
+    data[:64] = b"\x7fELF\x02\x01\x01\x40" + bytes(8) + struct.pack("<HHIQQQIHHHHHH", 1, 0xE0, 1, 0, 0, shoff, 0x54F,
+                                                                        64, 0, 0, 64, 4, 1)
+    return bytes(data)
+
+
+def fake_compiler_script(mib: int = 16, hooks: str = "") -> str:
+    """The stand-in compiler's source: FAKE_CC with its assembly and object writers, and `hooks` run before it holds
+    its memory."""
+    import inspect
+    import sys
+
+    head, body = FAKE_CC.format(python=sys.executable, mib=mib).split("import os, sys, time\n", 1)
+    return (head + "import os, sys, time\n" + f"FAKE_ASM = {FAKE_ASM!r}\n" + inspect.getsource(fake_object)
+            + body.replace("held = bytearray", hooks + "held = bytearray"))
 
 
 def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_path, monkeypatch):
@@ -171,7 +266,7 @@ def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_
     import time
 
     fake = tmp_path / "fakecc"
-    fake.write_text(FAKE_CC.format(python=sys.executable, mib=160))
+    fake.write_text(fake_compiler_script(160))
     fake.chmod(0o755)
     (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
     space, configs = _kernels("gfx950", 3)
@@ -244,7 +339,7 @@ def test_record_appends_the_proposed_rules_to_a_rule_file(tmp_path, monkeypatch,
     from ckspace.rules.schema import tomllib
 
     fake = tmp_path / "fakecc"
-    fake.write_text(FAKE_CC.format(python=sys.executable, mib=16))
+    fake.write_text(fake_compiler_script(16))
     fake.chmod(0o755)
     (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
     space, configs = _kernels("gfx950", 4)
@@ -317,6 +412,7 @@ WAVELET = "grouped_conv_fwd_fp16_nhwgc_2d_wavelet_cshuffle_intrawave_128x128x64_
 DEPTHWISE = "grouped_conv_fwd_depthwise_bf16_ngchw_2d_14x28_f3_s2x2_p1x1_nb1_sub2x4_vec8_8"
 CALLED = "CKSPACE_TEST_CALLED"  # the fake compiler appends each unit it compiles to this file
 BREAK_LOG = "CKSPACE_TEST_BREAK_LOG"  # and turns this file into a directory (a compile log that cannot take a line)
+NO_MATRIX_ENV = "CKSPACE_TEST_NO_MATRIX"  # its assembly of a unit that includes this kernel has no matrix instruction
 
 
 def _fake_compiler(tmp_path: Path, mib: int = 16) -> list[str]:
@@ -327,7 +423,7 @@ def _fake_compiler(tmp_path: Path, mib: int = 16) -> list[str]:
     hooks = (f"if os.environ.get('{CALLED}'):\n    open(os.environ['{CALLED}'], 'a').write(src + '\\n')\n"
              f"if os.environ.get('{BREAK_LOG}') and os.path.isfile(os.environ['{BREAK_LOG}']):\n"
              f"    os.remove(os.environ['{BREAK_LOG}'])\n    os.mkdir(os.environ['{BREAK_LOG}'])\n")
-    fake.write_text(FAKE_CC.format(python=sys.executable, mib=mib).replace("held = bytearray", hooks + "held = bytearray"))
+    fake.write_text(fake_compiler_script(mib, hooks))
     fake.chmod(0o755)
     (tmp_path / "inc" / "ck_tile").mkdir(parents=True, exist_ok=True)
     return ["--compiler", str(fake), "--ck-include", str(tmp_path / "inc")]
@@ -383,7 +479,8 @@ def test_unexpressible_kernels_are_reported_and_the_rest_verified(tmp_path, caps
     assert main([*args, "--format", "json"]) == 1
     captured = capsys.readouterr()
     out = json.loads(captured.out)
-    assert out["counts"] == {"ok": 1, "failed": 0, "not-run": 0, "unexpressible": 2} and out["compiles"] == 1
+    assert out["counts"] == {"ok": 1, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 2}
+    assert out["compiles"] == 1
     status = {k["name"]: (k["status"], k["error"]) for k in out["kernels"]}
     assert status[good] == ("ok", None)
     assert status[WAVELET][0] == "unexpressible" and "wavelet pipeline" in status[WAVELET][1]
@@ -415,7 +512,8 @@ def test_gfx1250_with_ck_api_2025_11_is_said_up_front_and_compiles_nothing(tmp_p
     assert len(warnings) == 1 and "CK API 2025.11 cannot build for gfx1250" in warnings[0]
     assert "CK_TILE_BUFFER_RESOURCE_3RD_DWORD" in warnings[0]
     out = json.loads(captured.out)
-    assert out["counts"] == {"ok": 0, "failed": 0, "not-run": 0, "unexpressible": 2} and out["compiles"] == 0
+    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 2}
+    assert out["compiles"] == 0
     assert all("gfx1250" in k["error"] for k in out["kernels"])
     assert not (tmp_path / "called").exists()
 

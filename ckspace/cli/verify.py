@@ -1,9 +1,11 @@
 """`ckspace verify`: compile a covering (or random, or whole) sample of a set with the build toolchain and report
-per kernel, with bisection of failing units and proposed rules for the failures (ckspace.codegen.verify).
+per kernel (with what its code holds: LDS, registers, scratch, matrix instructions), with bisection of failing units
+and proposed rules for the failures (ckspace.codegen.verify).
 
-Exit codes: 0 every picked kernel compiled; 1 some failed, the budget left some not compiled, or some cannot be
-expressed in the CK API revision (never compiled: `unexpressible`, each with why); 2 bad usage; 130/143 interrupted
-(the verdicts so far are kept in the work directory, and the next run resumes).
+Exit codes: 0 every picked kernel compiled to code with a matrix instruction; 1 some failed, compiled without a
+matrix instruction (`no-matrix`), the budget left some not compiled, or some cannot be expressed in the CK API
+revision (never compiled: `unexpressible`, each with why); 2 bad usage; 130/143 interrupted (the verdicts so far are
+kept in the work directory, and the next run resumes).
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ def add_parser(sub) -> None:
                                    "kernels, and the failures are grouped into proposed rules. Kernels the CK API "
                                    "revision cannot express (a rule of its family, e.g. the wavelet pipeline in "
                                    "2025.11, or an arch its headers do not compile for, e.g. gfx1250 in 2025.11) "
-                                   "are not compiled: they are reported as unexpressible, each with why. Exit 0 "
-                                   "all compiled, 1 some failed, were not run or are unexpressible, 2 bad usage, "
+                                   "are not compiled: they are reported as unexpressible, each with why. Each "
+                                   "compiled kernel's ISA is read: its LDS bytes (against the model's lds_bytes), "
+                                   "registers, scratch and matrix instructions; a kernel whose code holds no matrix "
+                                   "instruction is a failure (no-matrix). Exit 0 all compiled, 1 some failed, have "
+                                   "no matrix instruction, were not run or are unexpressible, 2 bad usage, "
                                    "130/143 interrupted.")
     v.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, ...), or auto")
     v.add_argument("--set", default="full", help="the set to sample: a catalog or a selection (default full)")
@@ -146,7 +151,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if record is not None:
         written = _record(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
-    return 0 if not result.failed and not result.stopped and not result.unexpressible else 1
+    return 0 if not result.failed and not result.no_matrix and not result.stopped and not result.unexpressible else 1
 
 
 def _named(space, path: str, rev: str) -> list[dict[str, object]]:
@@ -268,18 +273,70 @@ def _family_name(compiler: str | None, arch: str) -> str:
     return "toolchain-" + toolchain.family_for(arch, compiler)
 
 
+def _isa_line(k) -> str:
+    """One kernel's ISA: the largest of each resource over its entry points, its matrix instructions."""
+    if k.isa is None:
+        return f"ISA not read ({k.isa_error})"
+    i = k.isa
+
+    def num(v) -> str:
+        return "?" if v is None else f"{v:,}"
+
+    lds = f"LDS {num(i['lds_bytes'])} B"
+    if k.lds_model is not None:
+        delta = k.lds_delta
+        lds += f" (model {k.lds_model:,}{'' if not delta else f', {delta:+,}'})"
+    parts = [lds, f"VGPR {num(i['vgprs'])}"]
+    if i.get("agprs"):
+        parts.append(f"AGPR {num(i['agprs'])}")
+    parts += [f"SGPR {num(i['sgprs'])}", f"scratch {num(i['scratch_bytes'])} B"]
+    if i["matrix_instructions"]:
+        mnemonics = ", ".join(f"{m} ×{n}" for m, n in i["matrix_mnemonics"].items())
+        parts.append(f"{i['matrix_instructions']} matrix ({mnemonics})")
+    else:
+        parts.append("no matrix instruction")
+    return ", ".join(parts) + f"; {i['entry_points']} entry point(s)"
+
+
+def _print_isa(result) -> None:
+    """Each compiled kernel's ISA, the model's LDS against the descriptors, and the calls the registers leave out."""
+    read = [k for k in result.kernels if k.status in ("ok", "no-matrix")]
+    if not read:
+        return
+    lds = result.lds_summary()
+    if lds["compared"]:
+        line = (f"LDS: the model's lds_bytes is the descriptor's group segment size for {lds['agree']} of "
+                f"{lds['compared']} kernel(s)")
+        if lds["max_under"]:
+            line += f"; it under-estimates by up to {lds['max_under']['bytes']:,} B ({lds['max_under']['kernel']})"
+        if lds["max_over"]:
+            line += f"; it over-estimates by up to {lds['max_over']['bytes']:,} B ({lds['max_over']['kernel']})"
+        print(line)
+    calls = sorted({c for k in read if k.isa for c in k.isa["external_calls"]})
+    if calls:
+        print(f"note: the code calls functions the unit does not define ({', '.join(calls[:4])}"
+              f"{', ...' if len(calls) > 4 else ''}): their registers are not counted, and the calls' own spills are")
+    print("ISA per kernel (the largest over its entry points):")
+    for k in read:
+        print(f"  {'ok' if k.status == 'ok' else 'NO-MATRIX'} {k.name}: {_isa_line(k)}")
+
+
 def _print_text(result, rev: str, compiler: str | None = None) -> None:
-    counts = {s: sum(1 for k in result.kernels if k.status == s) for s in ("ok", "failed", "not-run", "unexpressible")}
+    from ..codegen.verify import STATUSES
+
+    counts = {s: sum(1 for k in result.kernels if k.status == s) for s in STATUSES}
     cached = sum(1 for k in result.kernels if k.cached)
+    no_matrix = f", {counts['no-matrix']} without a matrix instruction (no-matrix)" if counts["no-matrix"] else ""
     unexpressible = f", {counts['unexpressible']} unexpressible in CK API {rev}" if counts["unexpressible"] else ""
     print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
-          f"{unexpressible}"
+          f"{no_matrix}{unexpressible}"
           f"{f' ({cached} from earlier runs)' if cached else ''}; {result.compiles} compile units in "
           f"{result.rounds} rounds, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
     peaks = sorted(k.peak_mib for k in result.kernels if k.peak_mib is not None)
     if peaks:
         print(f"peak memory per compile unit: median {peaks[len(peaks) // 2]:,.0f} MiB, max {peaks[-1]:,.0f} MiB")
+    _print_isa(result)
     for k in result.kernels:
         if k.status == "failed":
             print(f"  FAILED {k.name}: {k.error}")

@@ -18,6 +18,8 @@
 - `check_objects()` reads each object's ELF header and symbols: the e_flags machine must be the target's, and every
   kernel of the unit must have at least one device kernel entry point whose (demangled) template arguments are
   the kernel's (variant, tile, waves, warp tile, vectors, pipeline...).
+- `measure` / `isa` (ckspace verify): ckspace/codegen/rusage.py runs each compile, appends its peak memory to a log,
+  and with `isa` compiles to assembly (`obj/<arch>/<unit>.s`) and assembles that into the object.
 """
 
 from __future__ import annotations
@@ -199,25 +201,26 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
           compiler: str | None = None, launcher: str | None = None, ck_include: str | Path | None = None,
           progress: Callable[[int, int, str], None] | None = None, log: Callable[[str], None] | None = None,
           env: Mapping[str, str] | None = None, deadline: float | None = None,
-          measure: Path | None = None) -> BuildResult:
+          measure: Path | None = None, isa: bool = False) -> BuildResult:
     """Run ninja over an emitted directory; return the outcome (failures mapped to kernels).
 
     `deadline` (time.monotonic()): ninja is stopped then, as on Ctrl-C but without raising; the result says
     `stopped`, and the next build resumes. `measure`: a file that gets one line per compile with its peak memory
-    (ckspace/codegen/rusage.py is put in front of each compile)."""
+    (ckspace/codegen/rusage.py is put in front of each compile). `isa`: each unit is compiled to assembly, kept next
+    to its object (`<unit>.s`), and assembled into the object (rusage.py --isa)."""
     root = Path(out_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
     with M.locked(root):
         return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
-                             deadline, measure)
+                             deadline, measure, isa)
 
 
 MEASURE = Path(__file__).with_name("rusage.py")
 
 
 def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
-                  deadline: float | None = None, measure: Path | None = None) -> BuildResult:
+                  deadline: float | None = None, measure: Path | None = None, isa: bool = False) -> BuildResult:
     _remove_leftover_temps(root)  # before writing anything: a killed build's half-written files
     data, archs, tc = prepare(root, offload_archs, compiler, launcher, ck_include, log)
     from .emit import object_path
@@ -228,9 +231,10 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
     if jobs:
         cmd += ["-j", str(jobs)]
     launch = resolve_launcher(launcher)
-    if measure is not None:
+    if measure is not None or isa:
         # absolute paths: ninja runs every compile in DIR, where a relative one would name another file (or none)
-        launch = [sys.executable, os.path.abspath(MEASURE), os.path.abspath(measure), *launch]
+        launch = [sys.executable, os.path.abspath(MEASURE), *(["--isa"] if isa else []),
+                  os.path.abspath(measure) if measure is not None else os.devnull, *launch]
     run_env = {**os.environ, **(env or {}), "NINJA_STATUS": f"{STATUS_PREFIX}%f %t %r] ",
                "CKSPACE_LAUNCHER": _shell_join(launch)}
     if launcher and Path(launcher).name == "distcc":
@@ -680,10 +684,20 @@ def check_objects(out_dir: str | Path, archs: Sequence[str] | None = None) -> li
             names_kd = {n for n, t, b in elf.symbols if n.endswith(".kd")}
             entries = [n for n, t, b in elf.symbols if t == 2 and f"{n}.kd" in names_kd]  # STT_FUNC with a descriptor
             chk.entry_points = len(entries)
-            dm = list(demangle(entries).values())
+            found = kernel_entry_points({name: kernels[name]["fields"] for name in names}, entries)
             for name in names:
-                frags = kernel_signature({**kernels[name]["fields"], "name": name})
-                if not any(all(f in d for f in frags) for d in dm):
+                if not found[name]:
                     chk.problems.append(f"no kernel entry point for {name}")
             chk.ok = not chk.problems
+    return out
+
+
+def kernel_entry_points(kernels: Mapping[str, Mapping[str, object]], symbols: Sequence[str]) -> dict[str, list[str]]:
+    """The entry points (mangled symbols) of each kernel (name -> fields, as the manifest has them): those whose
+    demangled name holds every fragment of the kernel's signature."""
+    demangled = demangle(symbols)
+    out: dict[str, list[str]] = {}
+    for name, fields in kernels.items():
+        frags = kernel_signature({**fields, "name": name})
+        out[name] = [s for s in symbols if all(f in demangled[s] for f in frags)]
     return out

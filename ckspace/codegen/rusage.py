@@ -1,4 +1,4 @@
-"""`python3 rusage.py LOG CMD...`: run one compile and append what it cost to LOG.
+"""`python3 rusage.py [--isa] LOG CMD...`: run one compile and append what it cost to LOG.
 
 ckspace verify puts this file in front of every compile (as the launcher of build.ninja's compile rule), so that each
 kernel's report has the compile's peak memory. One line per compile, written in a single O_APPEND write so that
@@ -10,6 +10,15 @@ compile's own status is returned all the same.
 The peak is the ru_maxrss that wait4 reports for the compiler: the largest resident set of the compiler and of any
 process it waited for (clang's cc1, when it runs out of process). It is standalone (no ckspace import): it starts
 once per compile.
+
+With --isa (ckspace verify passes it), the compile `CMD... -c SRC -o OBJ.tmp` runs as two commands: the same compile
+with -S instead of -c, which writes the unit's AMDGPU assembly (OBJ with `.s` for `.o`, through `<that>.tmp`), then
+the same compiler assembling that text into OBJ.tmp (`-x assembler --target=amdgcn-amd-amdhsa -mcpu=ARCH`, ARCH from
+--offload-arch, without the dependency options). The object is the one `-c` writes (the same code, descriptors and
+metadata note), and the assembly is what ckspace verify reads the ISA from (ckspace/codegen/isa.py): the assembly
+step costs a fraction of a second against the compile's tens of seconds, where a second compile would double the
+cost. A stale assembly is removed first, and a new one is renamed into place only once the object is assembled. A
+command of another form runs as it is. The line gives the larger peak of the two and the sum of their seconds.
 """
 
 import os
@@ -26,20 +35,41 @@ def _output(cmd):
     return "?"
 
 
-def main(argv):
-    if len(argv) < 2:
-        sys.stderr.write("usage: rusage.py LOG CMD...\n")
-        return 2
-    log, cmd = argv[0], argv[1:]
-    # ninja stops a compile by signalling its process group, which holds the compiler too: wait for it to end
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-    started = time.monotonic()
+def isa_commands(cmd):
+    """(compile to assembly, assemble, assembly path) for `CMD... -c SRC -o OUT`, or None for another command."""
+    try:
+        c, o = cmd.index("-c"), cmd.index("-o")
+    except ValueError:
+        return None
+    arch = next((a.split("=", 1)[1] for a in reversed(cmd) if a.startswith("--offload-arch=")), None)
+    if arch is None or o + 1 >= len(cmd) or c + 1 >= len(cmd) or cmd[c + 1].startswith("-"):
+        return None
+    out = cmd[o + 1]
+    base = out[:-4] if out.endswith(".tmp") else out
+    asm = (base[:-2] if base.endswith(".o") else base) + ".s"
+    to_asm = list(cmd)
+    to_asm[c] = "-S"
+    to_asm[o + 1] = asm + ".tmp"
+    assemble, skip = [], False
+    for i, a in enumerate(cmd):
+        if skip:
+            skip = False
+        elif a in ("-MF", "-MT", "-MQ"):
+            skip = True
+        elif a not in ("-MD", "-MMD", "-c", "-o") and i not in (c + 1, o + 1):
+            assemble.append(a)
+    assemble += ["-Wno-unused-command-line-argument", "-x", "assembler", "--target=amdgcn-amd-amdhsa",
+                 f"-mcpu={arch}", "-c", asm + ".tmp", "-o", out]
+    return to_asm, assemble, asm
+
+
+def _run(cmd):
+    """Run `cmd` as a child; (its exit status, its peak KiB)."""
     try:
         pid = os.fork()
     except OSError as exc:
         sys.stderr.write(f"rusage.py: cannot fork: {exc}\n")
-        return 127
+        return 127, 0
     if pid == 0:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
@@ -49,9 +79,48 @@ def main(argv):
             sys.stderr.write(f"rusage.py: cannot run {cmd[0]}: {exc.strerror}\n")
         os._exit(127)
     _, status, usage = os.wait4(pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def main(argv):
+    isa = bool(argv) and argv[0] == "--isa"
+    if isa:
+        argv = argv[1:]
+    if len(argv) < 2:
+        sys.stderr.write("usage: rusage.py [--isa] LOG CMD...\n")
+        return 2
+    log, cmd = argv[0], argv[1:]
+    # ninja stops a compile by signalling its process group, which holds the compiler too: wait for it to end (and
+    # start nothing after it)
+    stopped = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+    steps = isa_commands(cmd) if isa else None
+    started = time.monotonic()
+    if steps is None:
+        code, peak = _run(cmd)
+    else:
+        to_asm, assemble, asm = steps
+        _remove(asm)  # never an assembly of another text next to this object
+        code, peak = _run(to_asm)
+        if code == 0 and stopped:
+            code = -stopped[0]
+        if code == 0:
+            code, more = _run(assemble)
+            peak = max(peak, more)
+        if code == 0:
+            os.replace(asm + ".tmp", asm)
+        else:
+            _remove(asm + ".tmp")
     seconds = time.monotonic() - started
-    code = os.waitstatus_to_exitcode(status)
-    line = f"{_output(cmd)}\t{usage.ru_maxrss}\t{seconds:.2f}\t{code}\n".encode()
+    line = f"{_output(cmd)}\t{peak}\t{seconds:.2f}\t{code}\n".encode()
     try:
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

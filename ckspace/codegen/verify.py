@@ -11,6 +11,13 @@ arch its headers do not compile for (templates/revisions.toml `unbuildable_archs
 that break a rule of the revision's own families (`ck-api-2025.11`: the wavelet pipeline, say, which its templates
 have no name for). They are reported as `unexpressible`, with the reason, and never emitted or compiled.
 
+A unit that compiles is read back (ckspace/codegen/isa.py): every unit is compiled to AMDGPU assembly and assembled
+into its object (rusage.py --isa), and each kernel's entry points (attributed by their demangled names, as the
+build's object check does) give its LDS bytes, registers, scratch and matrix instructions. A kernel whose code holds
+no matrix instruction (v_mfma*, v_smfmac*, v_wmma*, v_swmmac*) compiled, but computes nothing of a GEMM (CK Tile
+compiles its MFMA/WMMA body out where the arch lacks the instruction): it is reported as `no-matrix`, a failure of its
+own. The model's `lds_bytes` (or `dw_lds_bytes`) is compared with the descriptor's group segment size.
+
 The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
 conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file
 syntax, for a `toolchain-*` family.
@@ -28,13 +35,16 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from . import build as B
+from . import isa
 from .emit import emit
 from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
 
 RESULTS = "verify-results.json"
-RESULTS_VERSION = 1
+RESULTS_VERSION = 1  # a kernel that compiled has "isa" since verify reads the ISA: older entries are compiled again
 WORK_DIR = "work"  # where each round is emitted and built
-STATUSES = ("ok", "failed", "not-run", "unexpressible")
+STATUSES = ("ok", "failed", "no-matrix", "not-run", "unexpressible")
+NO_MATRIX = ("no-matrix: no matrix instruction (v_mfma, v_smfmac, v_wmma, v_swmmac) in the code of its "
+             "{n} entry point(s)")
 NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a proposed rule
 
 
@@ -47,6 +57,15 @@ class KernelResult:
     unit_size: int = 0  # the size of the smallest unit it was compiled in
     cached: bool = False
     peak_mib: float | None = None  # the peak memory of that unit's compile (all its kernels together)
+    isa: dict | None = None  # what its entry points hold (isa.summarize), when it compiled and could be read
+    isa_error: str = ""  # why its ISA could not be read
+    lds_model: int | None = None  # the model's lds_bytes (dw_lds_bytes for depthwise)
+
+    @property
+    def lds_delta(self) -> int | None:
+        """The descriptor's LDS bytes minus the model's: > 0 the model under-estimates, < 0 it over-estimates."""
+        lds = self.isa.get("lds_bytes") if self.isa else None
+        return None if lds is None or self.lds_model is None else lds - self.lds_model
 
 
 @dataclass
@@ -67,6 +86,8 @@ class Proposal:
             return f"# {len(self.kernels)} kernel(s) failing with {self.error!r}: no field values separate them"
         require = "not (" + " and ".join(f"{f} {op} {_literal(v)}" for f, op, v in self.conditions) + ")"
         error = (self.first_error or self.error)[:300]
+        what = "compiles to code without a matrix instruction with " if self.error.startswith("no-matrix") else \
+            "fails to compile with "
         source = (f"ckspace verify{' ' + date if date else ''}: {arch or 'this arch'}, CK API {revision or '?'}, "
                   f"{compiler or 'the build compiler'}: {len(self.kernels)} failing kernel(s) with {error!r}; "
                   f"reproducer {self.kernels[0]}")
@@ -79,7 +100,7 @@ class Proposal:
             lines.append(f"when = {json.dumps(f'arch.name == {_literal(arch)}')}")
         lines += [
             f"require = {json.dumps(require, ensure_ascii=False)}",
-            f"message = {json.dumps('fails to compile with ' + (compiler or 'this compiler') + ': ' + self.error[:120], ensure_ascii=False)}",
+            f"message = {json.dumps(what + (compiler or 'this compiler') + ': ' + self.error[:120], ensure_ascii=False)}",
             f"rationale = {json.dumps('Found by ckspace verify: every kernel of the group fails with this error, and no compiled kernel meets all of these conditions (greedy set cover over the fields the failures share).', ensure_ascii=False)}",
             f"source = {json.dumps(source, ensure_ascii=False)}",
             f'reject = "{self.kernels[0]}"',
@@ -109,6 +130,22 @@ class VerifyResult:
     def unexpressible(self) -> list[KernelResult]:
         return [k for k in self.kernels if k.status == "unexpressible"]
 
+    @property
+    def no_matrix(self) -> list[KernelResult]:
+        return [k for k in self.kernels if k.status == "no-matrix"]
+
+    def lds_summary(self) -> dict[str, object]:
+        """The model's lds_bytes against the descriptors: how many kernels were compared, how many agree, and the
+        largest under-estimate (descriptor above the model) and over-estimate, each with its kernel."""
+        compared = [k for k in self.kernels if k.lds_delta is not None]
+        under = max(compared, key=lambda k: (k.lds_delta, k.name), default=None)
+        over = min(compared, key=lambda k: (k.lds_delta, k.name), default=None)
+        return {
+            "compared": len(compared), "agree": sum(1 for k in compared if k.lds_delta == 0),
+            "max_under": {"bytes": under.lds_delta, "kernel": under.name} if under and under.lds_delta > 0 else None,
+            "max_over": {"bytes": -over.lds_delta, "kernel": over.name} if over and over.lds_delta < 0 else None,
+        }
+
     def to_json(self) -> dict[str, object]:
         return {
             "arch": self.arch, "toolchain": self.toolchain, "compiles": self.compiles, "rounds": self.rounds,
@@ -117,7 +154,9 @@ class VerifyResult:
             "kernels": [{"name": k.name, "status": k.status, "error": k.error or None,
                          "seconds": None if k.seconds is None else round(k.seconds, 1), "unit_size": k.unit_size,
                          "peak_mib": None if k.peak_mib is None else round(k.peak_mib),
-                         "cached": k.cached} for k in self.kernels],
+                         "cached": k.cached, "isa": k.isa, "isa_error": k.isa_error or None,
+                         "lds_model": k.lds_model, "lds_delta": k.lds_delta} for k in self.kernels],
+            "lds": self.lds_summary(),
             "proposals": [{"error": p.error, "kernels": p.kernels,
                            "conditions": None if p.conditions is None else [list(c) for c in p.conditions]}
                           for p in self.proposals],
@@ -143,7 +182,9 @@ def _load_results(root: Path) -> dict[str, dict]:
     if not isinstance(data, dict) or data.get("version") != RESULTS_VERSION or not isinstance(data.get("kernels"), dict):
         return {}
     return {k: v for k, v in data["kernels"].items()
-            if isinstance(v, dict) and v.get("status") in ("ok", "failed") and isinstance(v.get("error", ""), str)}
+            if isinstance(v, dict) and v.get("status") in ("ok", "failed", "no-matrix")
+            and isinstance(v.get("error", ""), str) and (v["status"] == "failed" or isinstance(v.get("isa"), dict)
+                                                         or isinstance(v.get("isa_error"), str))}
 
 
 def _save_results(root: Path, results: Mapping[str, dict]) -> None:
@@ -277,7 +318,8 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         hit = results.get(keys[n])
         if hit is not None:
             verdicts[n] = KernelResult(n, hit["status"], hit.get("error", ""), hit.get("seconds"),
-                                       int(hit.get("unit_size", 0) or 0), cached=True, peak_mib=hit.get("peak_mib"))
+                                       int(hit.get("unit_size", 0) or 0), cached=True, peak_mib=hit.get("peak_mib"),
+                                       isa=hit.get("isa"), isa_error=hit.get("isa_error") or "")
         else:
             pending.append(n)
 
@@ -297,13 +339,15 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         emit(space, [by_name[n] for u in units for n in u], work, revision=revision, units=units)
         if after_emit is not None:
             after_emit(work)
+        _drop_objects_without_assembly(work, arch, len(units))
         offset = _size(log_path) if log_path is not None else 0
         built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
-                        deadline=deadline, measure=log_path)
+                        deadline=deadline, measure=log_path, isa=True)
         result.toolchain = built.toolchain
         seconds = _unit_seconds(work)
         measured = _measured(log_path, offset) if log_path is not None else {}
         failed_by_unit = {f.unit: f for f in built.failures}
+        fields = {n: k["fields"] for n, k in json.loads((work / "manifest.json").read_text())["kernels"].items()}
         unfinished: list[list[str]] = []
         unmeasured = 0
         for index, unit in enumerate(units):
@@ -320,11 +364,17 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             if failure is None:
                 per = cost[1] if cost is not None else seconds.get(obj)
                 peak = cost[0] if cost is not None else None
+                asm = (work / obj).with_suffix(".s")
+                read = isa.read_unit(asm, work / obj, {n: fields[n] for n in unit})  # the .s stays till the next round
                 for n in unit:
-                    verdicts[n] = KernelResult(n, "ok", "", None if per is None else per / len(unit), len(unit),
-                                               peak_mib=peak)
-                    results[keys[n]] = {"status": "ok", "seconds": verdicts[n].seconds, "unit_size": len(unit),
-                                        "peak_mib": peak}
+                    summary, why = read[n]
+                    status, error = "ok", ""
+                    if summary is not None and not isa.has_matrix(summary):
+                        status, error = "no-matrix", NO_MATRIX.format(n=summary["entry_points"])
+                    verdicts[n] = KernelResult(n, status, error, None if per is None else per / len(unit), len(unit),
+                                               peak_mib=peak, isa=summary, isa_error=why)
+                    results[keys[n]] = {"status": status, "error": error, "seconds": verdicts[n].seconds,
+                                        "unit_size": len(unit), "peak_mib": peak, "isa": summary, "isa_error": why}
                 done += len(unit)
             elif len(unit) == 1:
                 n = unit[0]
@@ -349,11 +399,53 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         if progress is not None:
             progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
     for n in sorted(by_name):
-        result.kernels.append(verdicts.get(n) or KernelResult(n, "not-run"))
+        k = verdicts.get(n) or KernelResult(n, "not-run")
+        if k.isa is not None:
+            k.lds_model = model_lds(space, by_name[n])
+        result.kernels.append(k)
+    unread = [k for k in result.kernels if k.status == "ok" and k.isa is None]
+    if unread:
+        warning(f"the ISA of {len(unread)} kernel(s) that compiled could not be read, so whether their code holds a "
+                f"matrix instruction is unknown (first: {unread[0].name}: {unread[0].isa_error})")
     result.seconds = time.monotonic() - started
-    result.proposals = propose([(by_name[k.name], k.error) for k in result.kernels if k.status == "failed"],
+    result.proposals = propose([(by_name[k.name], k.error) for k in result.kernels
+                                if k.status in ("failed", "no-matrix")],
                                [by_name[k.name] for k in result.kernels if k.status == "ok"])
     return result
+
+
+def model_lds(space, config: Mapping[str, object]) -> int | None:
+    """The model's LDS bytes of a kernel: the derived lds_bytes (dw_lds_bytes for a depthwise kernel), or None."""
+    from ..rules import expr as E
+    from ..rules.model import kind_of_variant
+
+    kind = kind_of_variant(str(config.get("variant")))
+    derive = space.data.derives.get("dw_lds_bytes" if kind == "depthwise" else "lds_bytes")
+    if derive is None or not derive.applies_to(kind):
+        return None
+    try:
+        value = E.evaluate(derive.expr, config, space.model.resolve)
+    except Exception:  # a field the formula reads is missing: no model value to compare with
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _drop_objects_without_assembly(work: Path, arch: str, units: int) -> None:
+    """The objects of this round's units that have no assembly next to them (a build without --isa, an older
+    ckspace's) are removed, so that ninja compiles them again rather than leave the ISA unread."""
+    from .emit import object_path
+
+    for index in range(units):
+        obj = work / object_path(arch, f"units/grouped_conv_instances_{index:04d}.cpp")
+        if obj.is_file() and not obj.with_suffix(".s").is_file():
+            _remove(obj)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def _appendable(path: Path, warning: Callable[[str], None]) -> bool:

@@ -16,12 +16,18 @@ from typing import Sequence
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, acknowledge, exit_status, stop_behind, stop_signals_raise
 from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
-                      space_from_args)
+                      refuse_empty, space_from_args)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the whole usage)
         raise UsageError(message)
+
+    def _get_values(self, action, arg_strings):  # every value given on the command line passes here
+        value = super()._get_values(action, arg_strings)
+        if arg_strings:
+            refuse_empty(action, value)  # '' is no value: one line, before any work
+        return value
 
 
 def build_parser() -> argparse.ArgumentParser:

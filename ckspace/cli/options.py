@@ -13,6 +13,34 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..space import Space
 
 
+# -- values given empty ----------------------------------------------------------------------------------------------
+# argparse takes '' as a value, and a command would read it as "not given" (--set '', --rules '', --ck-api '',
+# --toolchain ''), as the current directory (--ck-config '', --constraints '') or as standard output (--export-json
+# ''). Every string value given on the command line passes refuse_empty (the parser's _get_values), so an empty one is
+# one error line before any work. Options with a fixed list of choices, or a type, are argparse's to check.
+LIST_OPTIONS = frozenset({"--variant", "--ndim", "--dtype", "--rules", "--count-by", "--stratify", "--offload-arch"})
+OWN_CHECK = frozenset({"--arch"})  # its own error line names the archs: unknown arch ''
+NOUNS = {"FILE": "file name", "DIR": "directory", "FILE|DIR": "file or directory", "NAME|FILE": "name or file",
+         "REV": "revision", "PATH": "path", "CATALOG": "catalog", "SET": "set", "LIST": "list", "NAME": "name",
+         "ID|FAMILY": "rule id or family", "where": "filter", "set": "set", "seed": "seed"}
+
+
+def refuse_empty(action: argparse.Action, value: object) -> None:
+    """One error line for a value that is empty or only white space (a comma-separated list: only commas)."""
+    if action.choices is not None or action.type not in (None, str) or OWN_CHECK.intersection(action.option_strings):
+        return
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str):
+            continue
+        if LIST_OPTIONS.intersection(action.option_strings) and not item.replace(",", "").strip():
+            raise UsageError(f"empty value in {action.option_strings[-1]} {item!r}")
+        if not item.strip():
+            noun = NOUNS.get(action.metavar or "", NOUNS.get(action.dest, "value"))
+            if action.option_strings:
+                raise UsageError(f"{'/'.join(action.option_strings)} needs a {noun}, not an empty string")
+            raise UsageError(f"the {action.metavar or action.dest} argument is an empty string; give a {noun}")
+
+
 def add_ck_api_options(p) -> None:
     """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.codegen.ckapi);
     --toolchain: only what a compiler builds (its family toolchain-NAME, found by `ckspace verify`)."""

@@ -7,8 +7,10 @@
   process's first line).
 - An exception raised by a handler can be lost: Python drops one raised inside a weakref callback or a finalizer
   (an import's module lock has such a callback) with "Exception ignored", and an import cut short turns it into an
-  ImportError. So a stop stays pending until the CLI has acted on it (`acknowledge()`): it is sent again every
-  RESEND_SECONDS, and `stop_behind()` finds it behind whatever exception the run ended with.
+  ImportError that its caller may swallow. So a stop stays pending until the CLI has acted on it (`acknowledge()`):
+  should its exception die before that (nothing holds it any more: neither code unwinding with it nor a handler),
+  the signal is sent again, and `stop_behind()` finds the stop behind whatever exception the run ended with. An
+  exception that is still on its way (a cleanup running in a `finally`) is never cut short by a repeat.
 - Python runs signal handlers only in the main thread, between bytecodes: a long call into C (a CP-SAT search)
   would hold them off until it returns. `call_stoppably` has a watcher thread stop such a call the moment a signal
   arrives, and raises instead of returning what the stopped call had.
@@ -18,11 +20,13 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator, TypeVar
 
@@ -33,9 +37,10 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
 STOP_POLL_SECONDS = 0.02  # how often a stop request is repeated until the stopped call has returned
 STOP_PERSIST_SECONDS = 5.0  # and for how long at most (a call that ignores it is beyond help)
-RESEND_SECONDS = 0.05  # how soon a stop whose exception was lost is raised again
+RESEND_DELAY_SECONDS = 0.002  # a lost stop's signal comes again this long after its exception died
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _pending: int | None = None  # the stop signal raised in the main thread and not yet acted on
+_raised: weakref.ref | None = None  # the last exception the handler raised for it, while it lives
 
 
 class Terminated(KeyboardInterrupt):
@@ -46,29 +51,44 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT arrived while the CLI runs (a KeyboardInterrupt that can be watched: see _raise_stop)."""
+
+
 def _raise_stop(signum: int, frame: object) -> None:
-    """The handler while the CLI runs: raise, and keep the stop pending until the CLI acknowledges it."""
+    """The handler while the CLI runs: raise, and keep the stop pending until the CLI acknowledges it. A weak
+    reference follows the exception: should it die unacknowledged (dropped by Python in a callback, or swallowed),
+    the signal comes again."""
     global _pending
     if _pending is None:
         _pending = signum
-        _resend_while_pending(signum)
-    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    raise _watched(signum)  # no local names it: the traceback holds this frame, and a cycle would keep it alive
 
 
-def _resend_while_pending(signum: int) -> None:
-    def resend() -> None:
-        if _pending == signum:
-            os.kill(os.getpid(), signum)  # the handler raises again in the main thread (and arms the next one)
+def _watched(signum: int) -> KeyboardInterrupt:
+    global _raised
+    exc = Terminated() if signum == signal.SIGTERM else Interrupted()
+    _raised = weakref.ref(exc, _lost)
+    return exc
 
-    timer = threading.Timer(RESEND_SECONDS, resend)
-    timer.daemon = True
-    timer.start()
+
+def _lost(ref: weakref.ref) -> None:
+    if ref is _raised and _pending is not None:
+        # From another thread, a moment later: a signal sent from here would have its handler run inside this
+        # callback, whose exception Python drops again (and threading's start() runs Python here while it waits).
+        _thread.start_new_thread(_send_soon, (_pending,))
+
+
+def _send_soon(signum: int) -> None:
+    time.sleep(RESEND_DELAY_SECONDS)
+    if _pending == signum:  # not acknowledged meanwhile
+        os.kill(os.getpid(), signum)  # the main thread's handler raises again at its next instruction
 
 
 def acknowledge() -> None:
     """The CLI has acted on the stop (it is ending with the stop's status): no more resending."""
-    global _pending
-    _pending = None
+    global _pending, _raised
+    _pending = _raised = None
 
 
 def stop_behind(exc: BaseException | None) -> KeyboardInterrupt | None:
@@ -114,12 +134,12 @@ def exit_on_stop_signals() -> None:
 def stop_signals_raise() -> Iterator[None]:
     """While inside: SIGINT raises KeyboardInterrupt and SIGTERM raises Terminated in the main thread. The previous
     handlers come back on leaving, so that calling the CLI in process (tests) leaves the caller's as they were."""
-    global _pending
+    global _pending, _raised
     if not _in_main_thread():  # only the main thread may set handlers (and only it receives them)
         yield
         return
     previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if _replaceable(signum)}
-    _pending = None
+    _pending = _raised = None
     for signum in previous:
         signal.signal(signum, _raise_stop)
     try:
@@ -127,7 +147,7 @@ def stop_signals_raise() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _pending = None  # a stop not acted on ends with the run (the caller's handlers are back)
+        _pending = _raised = None  # a stop not acted on ends with the run (the caller's handlers are back)
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:

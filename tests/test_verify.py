@@ -556,3 +556,21 @@ def test_a_compile_log_that_cannot_be_written_is_said_once(tmp_path, capsys, mon
     if when == "during the compiles":
         assert "rusage.py: cannot write" in warnings[0] and "Is a directory" in warnings[0]
     assert out["warnings"] == [warnings[0].removeprefix("warning: ")]
+
+
+def test_a_kernel_the_revision_writes_but_cannot_compile_is_compiled(tmp_path, capsys, monkeypatch):
+    # compv6 renders in CK API 2025.11's templates but the revision's C++ cannot build it (ck-api-2025.11.compv6, a
+    # compile fact, not in unexpressible_rules of templates/revisions.toml): verify compiles it, since that is how
+    # such a rule is checked again; the wavelet pipeline has no template there and stays unexpressible.
+    space, configs = _kernels("gfx950", 1)
+    compv6 = str(configs[0]["name"]).replace(f"_{configs[0]['pipeline']}_", "_compv6_")
+    assert "ck-api-2025.11.compv6" in {v.rule for v in Space(arch="gfx950", rules="+ck-api-2025.11").check(
+        Space(arch="gfx950").parse(compv6))}
+    monkeypatch.setenv(CALLED, str(tmp_path / "called"))
+    args = ["verify", "--arch", "gfx950", "--names", _names_file(tmp_path, [WAVELET, compv6]), "--ck-api", "2025.11",
+            *_fake_compiler(tmp_path), "-o", str(tmp_path / "v"), "--format", "json"]
+    main(args)
+    out = json.loads(capsys.readouterr().out)
+    status = {k["name"]: k["status"] for k in out["kernels"]}
+    assert status[WAVELET] == "unexpressible" and status[compv6] == "ok"  # the stand-in compiler builds anything
+    assert (tmp_path / "called").read_text().count("\n") == 1

@@ -32,6 +32,7 @@ class Revision:
     families: tuple[str, ...]
     detect: tuple[dict, ...]
     unbuildable_archs: Mapping[str, str] = field(default_factory=dict)  # arch -> why the headers fail for it
+    unexpressible_rules: tuple[str, ...] = ()  # the rules whose kernels the revision's templates cannot write
 
 
 # A revision name is also the name of its template directory.
@@ -51,6 +52,7 @@ REVISIONS_FILE = Table({
         "detect": ListOf(PROBE),
         "unbuildable_archs": Table(extra=Str(nonblank=True),
                                    key=Str(pattern=r"gfx[0-9a-f]{2,5}", what="an arch name such as 'gfx1250'")),
+        "unexpressible_rules": ListOf(Str(nonblank=True), what="a list of rule ids"),
     }), key=REVISION_NAME),
 }, required=("default", "revision"))
 
@@ -73,7 +75,8 @@ def read_revisions(path: Path) -> tuple[str, dict[str, Revision]]:
     for name, spec in raw["revision"].items():
         revs[name] = Revision(name, " ".join(spec.get("doc", "").split()), spec.get("fallback"),
                               tuple(spec.get("families", ())), tuple(spec.get("detect", ())),
-                              {arch: " ".join(why.split()) for arch, why in spec.get("unbuildable_archs", {}).items()})
+                              {arch: " ".join(why.split()) for arch, why in spec.get("unbuildable_archs", {}).items()},
+                              tuple(spec.get("unexpressible_rules", ())))
     default = raw["default"]
     if default not in revs:
         raise DataError(f"{label}: default: revision {default!r} is not listed")

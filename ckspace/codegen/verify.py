@@ -243,12 +243,15 @@ def unexpressible(space, configs: Sequence[Mapping[str, object]], revision: str)
     why_arch = unbuildable_arch(revision, space.arch)
     if why_arch is not None:
         return {str(c["name"]): f"CK API {revision}: {why_arch}" for c in configs}
-    families = set(revisions()[1][revision].families)
+    rev = revisions()[1][revision]
+    ids = set(rev.unexpressible_rules)
     out: dict[str, str] = {}
-    if not families:
+    if not ids:
         return out
     for c in configs:
-        rule = next(broken_rules(space.model, c, families), None)
+        # the revision's other rules are what its C++ cannot compile: such a kernel is written and compiled (that is
+        # how a rule is checked again), only these are beyond its templates
+        rule = next((r for r in broken_rules(space.model, c, rev.families) if r.id in ids), None)
         if rule is not None:
             out[str(c["name"])] = f"CK API {revision} cannot express it: {verdict(rule, c, space.model)}"
     return out

@@ -2,6 +2,8 @@
 """Import CK's reference tables (spec/ck-tables.json) into ckspace's readable TOML data under constraints/.
 
 Maintenance only: run it when CK's tables change, review the diff, and commit. ckspace itself reads only the TOML.
+The arch files (constraints/archs/*.toml) are not written: they carry a source per value and are kept by hand; the
+script reports where CK's tables differ from them.
 Usage: scripts/import_ck_tables.py PATH/TO/ck-tables.json [OUT_DIR=constraints]
 """
 
@@ -38,32 +40,28 @@ def write(path: Path, text: str) -> None:
 
 
 def arch_files(d: dict, out: Path) -> None:
+    """The arch files are kept by hand, each value with its sources (CK's arch_specs_generated.py, LLVM's AMDGPU.td,
+    the compiler): report where CK's tables in the JSON differ from them, write nothing."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+
     specs = d["arch_specs"]
     for arch in ARCHS:
-        json_facts = specs["arch_specs_json_warp_size_lds_kb"].get(arch)
-        warp_size = 64 if arch.startswith("gfx9") else 32
-        lines = [
-            f"# Hardware facts of {arch} ({specs['ARCH_FAMILY_MAP'][arch]}), from CK's arch_specs (spec section 2).",
-            f'name = "{arch}"',
-            f'family = "{specs["ARCH_FAMILY_MAP"][arch]}"',
-            "# lanes per wave: 64 on gfx9 (wave64), 32 on gfx11/gfx12 (wave32)",
-            f"warp_size = {warp_size}",
-        ]
-        if json_facts:
-            lines.append("# LDS bytes per workgroup (arch_specs.json lds_capacity_kb)")
-            lines.append(f"lds_bytes = {json_facts['lds_capacity_kb'] * 1024}")
-        else:
-            lines.append("# arch_specs.json has no LDS figure for this arch; 64 KiB is the conservative gfx12 value")
-            lines.append("lds_bytes = 65536")
-        lines.append("# supported wave layouts (wave_m, wave_n, wave_k): WARP_SUPPORTED_COMBINATIONS")
-        lines.append(f"wave_layouts = {toml_value(specs['WARP_SUPPORTED_COMBINATIONS'][arch])}")
-        lines.append("")
-        lines.append("# supported warp tiles (m, n, k) per dtype: WARP_TILE_SUPPORTED_COMBINATIONS")
-        lines.append("[warp_tiles]")
+        path = out / "archs" / f"{arch}.toml"
+        if not path.exists():
+            print(f"{arch}: no arch file {path}")
+            continue
+        facts = tomllib.loads(path.read_text())
+        waves = specs["WARP_SUPPORTED_COMBINATIONS"][arch]
+        if facts["wave_layouts"] != waves:
+            print(f"{arch}: wave_layouts {facts['wave_layouts']} in the arch file, {waves} in CK's table")
         combos = specs["WARP_TILE_SUPPORTED_COMBINATIONS"][arch]
         for dt, key in DTYPE_KEYS.items():
-            lines.append(f"{dt} = {toml_value(combos.get(key, []))}")
-        write(out / "archs" / f"{arch}.toml", "\n".join(lines) + "\n")
+            if facts["warp_tiles"].get(dt, []) != combos.get(key, []):
+                print(f"{arch}: warp_tiles.{dt} {facts['warp_tiles'].get(dt, [])} in the arch file, "
+                      f"{combos.get(key, [])} in CK's table")
 
 
 def per_tile_table(header: str, mapping: dict[str, object]) -> list[str]:

@@ -253,25 +253,25 @@ def test_build_refuses_other_revision_headers(tmp_path):
 
 
 def test_build_refuses_an_arch_the_kernels_are_invalid_on(tmp_path, capsys):
-    # gfx950's tiny set compiled for gfx90a: the model says in a second which kernels gfx90a cannot build (its wave
-    # layouts are 1x4x1, 2x2x1 and 4x1x1: constraints/archs/gfx90a.toml), one line each, exit 2, before any toolchain
-    # is set up or anything compiled.
+    # gfx950's tiny set compiled for gfx1201: the model says in a second which kernels gfx1201 cannot build (its only
+    # warp GEMM with matrix instructions is fp16/bf16 16x16x16 WMMA: constraints/archs/gfx1201.toml, rule
+    # arch.warp-tile), one line each, exit 2, before any toolchain is set up or anything compiled.
     from ckspace.cli import main
     from ckspace.rules.names import parse_name
 
     out = tmp_path / "tiny"
     assert main(["emit", "--arch", "gfx950", "--set", "tiny", "-o", str(out)]) == 0
     names = json.loads((out / "manifest.json").read_text())["kernels"]
-    gemm = [n for n in names if parse_name(n)["variant"] != "forward_depthwise"]
-    expected = sorted(n for n in gemm if [parse_name(n)[k] for k in ("wave_m", "wave_n", "wave_k")]
-                      not in ([1, 4, 1], [2, 2, 1], [4, 1, 1]))
+    gemm = {n: parse_name(n) for n in names if parse_name(n)["variant"] != "forward_depthwise"}
+    expected = sorted(n for n, c in gemm.items()
+                      if c["dtype"] == "fp32" or (c["warp_tile_m"], c["warp_tile_n"], c["warp_tile_k"]) != (16, 16, 16))
     capsys.readouterr()
-    assert main(["build", str(out), "--offload-arch", "gfx90a"]) == 2
+    assert main(["build", str(out), "--offload-arch", "gfx1201"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     named = sorted(line.split()[2] for line in err[:-1])
-    assert expected and set(expected) <= set(named)  # every kernel with another wave layout (others may break more)
-    assert all(" is not valid on gfx90a: " in line for line in err[:-1])
-    assert "not valid on gfx90a" in err[-1] and "--force" in err[-1]
+    assert expected and set(expected) <= set(named)  # every kernel without a WMMA tile (others may break more)
+    assert all(" is not valid on gfx1201: " in line for line in err[:-1])
+    assert "not valid on gfx1201" in err[-1] and "--force" in err[-1]
     assert not list(out.glob("**/*.o"))
 
 

@@ -29,7 +29,7 @@ REFERENCE = {"ck-default": ck_default.names, "ck-rdna": ck_rdna.names}
 # break a hardware fact.
 EXPECTED = {
     "ck-default": {"gfx90a": 278, "gfx942": 278, "gfx950": 352, "gfx1100": 0, "gfx1200": 0, "gfx1201": 0,
-                   "gfx1250": 84},
+                   "gfx1250": 96},
     "ck-rdna": {"gfx90a": 0, "gfx942": 0, "gfx950": 0, "gfx1100": 16, "gfx1200": 16, "gfx1201": 16, "gfx1250": 0},
 }
 # The reference's counts (spec 7, 12.5, 12.7), before ckspace's hardware facts.
@@ -114,9 +114,11 @@ def test_rdna_spells_3d_layouts_ndhwgc_and_both_spellings_are_one_kernel() -> No
 
 def test_open_space_rules_are_facts_that_were_there_before() -> None:
     """No kernel the open space accepted before warp_tile_k became free is rejected now: every rule of the open
-    space existed before (5b4c890) with the same ids; the WMMA checks left the facts for CK's curation."""
+    space existed before (5b4c890) with the same ids; the WMMA checks left the facts for CK's curation, and so did
+    arch.wave-layout (CK's WARP_SUPPORTED_COMBINATIONS, now ck.wave-layout). Its one new rule, arch.workgroup-size
+    (at most 1024 threads), is weaker than the wave-layout rule it replaced: every layout of CK's table fits."""
     before = {
-        "arch.wave-layout", "arch.warp-tile", "arch.tile-m-divisible", "arch.tile-n-divisible", "arch.tile-k-divisible",
+        "arch.wave-layout", "arch.workgroup-size", "arch.warp-tile", "arch.tile-m-divisible", "arch.tile-n-divisible", "arch.tile-k-divisible",
         "arch.a-tile-threads", "arch.b-tile-threads", "arch.vec-a-width", "arch.vec-b-width", "arch.vec-c-width",
         "arch.vec-a-per-thread", "arch.vec-b-per-thread", "arch.vec-c-tile-n", "arch.lds-capacity",
         "arch.wmma-warp-tile-k", "arch.wmma-k-per-block", "arch.wmma-warp-tile-m", "arch.wmma-streamk",
@@ -125,7 +127,10 @@ def test_open_space_rules_are_facts_that_were_there_before() -> None:
     model = open_space("gfx950").model
     now = {r.id for r in model.rules if r.family in ("arch", "model")}
     assert now <= before
-    assert {"arch.wmma-warp-tile-k", "model.derived-warp_tile_k"}.isdisjoint(now)
+    assert {"arch.wmma-warp-tile-k", "model.derived-warp_tile_k", "arch.wave-layout"}.isdisjoint(now)
+    for arch in ARCHS:  # arch.workgroup-size rejects no layout arch.wave-layout accepted
+        facts = open_space(arch).model.data.archs[arch]
+        assert all(facts["warp_size"] * m * n * k <= 1024 for m, n, k in facts["wave_layouts"]), arch
 
 
 def test_explain_lists_catalog_membership(capsys) -> None:

@@ -129,7 +129,7 @@ def test_bad_input_is_one_line_exit_2(args, needles) -> None:
     (lambda p: (p / "rules" / "ck-curation.toml").write_text((p / "rules" / "ck-curation.toml").read_text().replace(
         "in ck.vec", "in ck.vectors")), "unknown table 'ck.vectors'"),
     (lambda p: (p / "rules" / "arch.toml").write_text((p / "rules" / "arch.toml").read_text() + (
-        '\n[[rule]]\nid = "arch.wave-layout"\nfamily = "arch"\nrequire = "true"\nmessage = "m"\nrationale = "r"\nsource = "s"\n')), "duplicate id"),
+        '\n[[rule]]\nid = "arch.warp-tile"\nfamily = "arch"\nrequire = "true"\nmessage = "m"\nrationale = "r"\nsource = "s"\n')), "duplicate id"),
 ])
 def test_broken_rule_files_are_one_line_exit_2(tmp_path: Path, mutate, needle) -> None:
     rules = tmp_path / "constraints"

@@ -38,6 +38,7 @@ VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2
 TILE_96 = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
 WAVE_8X2 = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_8x2x1_16x16x32_vec8_8_8"
 WAVE_4X4 = "grouped_conv_fwd_bf16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_4x4x1_16x16x32_vec8_8_8"
+WAVE_4X4X2 = "grouped_conv_fwd_bf16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_4x4x2_16x16x32_vec8_8_8"  # 2048 threads
 KNOWN_ISSUE = "grouped_conv_bwd_weight_fp16_nhwgc_2d_compv1_cshuffle_interwave_16x32x64_1x2x1_16x16x32_vec1_1_1"
 ARCHFILTER_ONLY = "grouped_conv_fwd_fp16_nhwgc_2d_compv1_cshuffle_intrawave_64x64x8_2x1x1_32x32x8_vec1_1_8"
 # CK's gfx90a `full` has it (warp-tile fallback 4x64 with k 32), ckspace does not: arch.warp-tile (spec 11.3).
@@ -107,7 +108,8 @@ MUTATIONS: list[tuple[str, str, Callable[[dict], bool], Callable[[dict], dict], 
      lambda c: {**c, "pipeline": "compv5"}, "pipeline.backward-compv5"),
     ("forward stream-K", "gfx950", lambda c: c["variant"] == "forward", lambda c: {**c, "streamk": "tree"},
      "pipeline.streamk-variant"),
-    ("gfx950 wave on gfx942", "gfx942", _gemm, lambda c: {**c, "wave_m": 4, "wave_n": 4, "wave_k": 1}, "arch.wave-layout"),
+    ("gfx950 wave on gfx942", "gfx942", _gemm, lambda c: {**c, "wave_m": 4, "wave_n": 4, "wave_k": 1}, "ck.wave-layout"),
+    ("32 waves", "gfx950", _gemm, lambda c: {**c, "wave_m": 4, "wave_n": 4, "wave_k": 2}, "arch.workgroup-size"),
     ("tile_n 300", "gfx950", _gemm, lambda c: {**c, "tile_n": 300}, "model.domain-tile_n"),
     ("dtype fp8", "gfx950", _gemm, lambda c: {**c, "dtype": "fp8"}, "model.domain-dtype"),
     ("even filter", "gfx950", _dw, lambda c: {**c, "filter_size": c["filter_size"] + 1}, "pipeline.dw-odd-filter"),
@@ -239,8 +241,8 @@ def test_neighbours_are_in_full_and_minimal(arch: str, name: str) -> None:
 
 def test_neighbours_in_the_open_space() -> None:
     ex = explainer("gfx942", "-ck-curation")
-    exp = ex.explain(WAVE_4X4, neighbours=3, fixes=False)
-    assert not exp.valid and [r.rule for r in exp.rejecting] == ["arch.wave-layout"]
+    exp = ex.explain(WAVE_4X4X2, neighbours=3, fixes=False)
+    assert not exp.valid and [r.rule for r in exp.rejecting] == ["arch.workgroup-size"]
     check_neighbours(ex, exp, None)  # the open space is far too large to enumerate: the plain check is the oracle
     assert len(exp.neighbours[0].changes) == brute_force_min_changes(ex, exp.config, upto=1) == 1
 
@@ -265,21 +267,22 @@ def test_neighbours_are_deterministic() -> None:
 
 # -- the cases that must work ----------------------------------------------------------------------------------------
 def test_gfx950_only_wave_layout_asked_for_gfx942() -> None:
-    # CK's curated sets of the two archs are identical, so the gfx950-only layouts live in the open space.
+    # 8x2x1 and 4x4x1 are in CK's wave-layout table of gfx950 only, but a table is curation: gfx942's hardware runs a
+    # workgroup of 16 waves as well, so both layouts are in gfx942's open space, and only CK's curation leaves them out.
     for name in (WAVE_8X2, WAVE_4X4):
         assert explainer("gfx950", "-ck-curation").explain(name, neighbours=0).valid
-        exp = explainer("gfx942", "-ck-curation").explain(name, neighbours=1)
-        assert [r.rule for r in exp.rejecting] == ["arch.wave-layout"]
-        assert "gfx950" in exp.valid_on
-        assert any(n.kind == "valid-on" and "gfx950" in n.text for n in exp.notes)
-    # With CK's curation on, the layout is not curated on gfx950 either; the note names the arch whose hardware has it.
+        assert explainer("gfx942", "-ck-curation").explain(name, neighbours=0).valid
     exp = explainer("gfx942").explain(WAVE_8X2, neighbours=0)
-    assert "arch.wave-layout" in {r.rule for r in exp.rejecting}
-    assert "gfx950" in exp.hardware_ok_on
-    note = next(n.text for n in exp.notes if n.kind == "hardware-ok-on")
-    assert "without CK's curation (--rules -ck-curation) it is valid on gfx950" in note
-    code, out, _ = cli("explain", WAVE_8X2, "--arch", "gfx942", "--rules", "-ck-curation", "--neighbours", "1")
-    assert code == 1 and "arch.wave-layout" in out and "valid on gfx950" in out
+    assert {r.rule for r in exp.rejecting} == {"ck.wave-layout", "ck.wave-warp"}
+    assert exp.rejecting_families() == ["ck-curation"]
+    assert any(n.kind == "curation-only" for n in exp.notes)
+    code, out, _ = cli("explain", WAVE_8X2, "--arch", "gfx942", "--neighbours", "1")
+    assert code == 1 and "ck.wave-layout" in out and "WARP_SUPPORTED_COMBINATIONS" in out
+    assert "only CK's curation leaves it out" in out
+    # 32 waves of 64 lanes are more than a workgroup holds, a fact; of 32 lanes (gfx1250, which has the bf16
+    # 16x16x32 warp GEMM) they are 1024 threads, which it holds.
+    exp = explainer("gfx950", "-ck-curation").explain(WAVE_4X4X2, neighbours=0)
+    assert [r.rule for r in exp.rejecting] == ["arch.workgroup-size"] and exp.valid_on == ["gfx1250"]
 
 
 @pytest.mark.parametrize("arch,name", [("gfx90a", GFX90A_CK_ONLY), ("gfx1201", GFX1201_CK_ONLY)])
@@ -294,7 +297,9 @@ def test_kernel_ck_generates_but_ckspace_rejects(arch: str, name: str) -> None:
     policy = [n for n in exp.notes if n.kind == "hardware-policy"]
     assert policy and "arch.warp-tile" in policy[0].text and "hardware facts win" in policy[0].text
     code, out, _ = cli("explain", name, "--arch", arch, "--neighbours", "0")
-    assert code == 1 and "arch.warp-tile" in out and "has no bf16 MFMA/WMMA instruction" in out
+    assert code == 1 and "arch.warp-tile" in out and "is no bf16 warp GEMM with matrix instructions" in out
+    # CK Tile builds the gfx1201 one, but its MFMA warp GEMM is compiled out there: the message says so
+    assert "so the kernel would compile to code without matrix instructions" in " ".join(out.split())
 
 
 def test_every_kernel_ckspace_drops_on_gfx90a_breaks_a_hardware_fact() -> None:
@@ -575,7 +580,7 @@ def test_subprocess_single_names() -> None:
     assert ok.returncode == 0 and "✓ valid" in ok.stdout and not ok.stderr
     bad = run("explain", "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x12x_2x2x1_16x16x32")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
-    open_space = run("explain", WAVE_8X2, "--arch", "gfx942", "--rules", "-ck-curation", "--format", "json")
+    open_space = run("explain", WAVE_4X4X2, "--arch", "gfx942", "--rules", "-ck-curation", "--format", "json")
     assert open_space.returncode == 1 and json.loads(open_space.stdout)["rules"] == ["arch", "pipeline"]
 
 

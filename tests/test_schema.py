@@ -387,7 +387,7 @@ def test_rule_errors_name_the_rule(tree: Path, capsys: pytest.CaptureFixture) ->
     path.write_text(path.read_text().replace('family = "arch"', 'family = "arch"\ncolour = "red"', 1))
     err = _cli_error(capsys, ["enumerate", *SMALL, "--count", "--constraints", str(tree / "constraints")])
     assert err.startswith("rules/arch.toml: rule[0].colour: unknown key; expected one of: accept, allowed, ")
-    assert err.endswith("; id 'arch.wave-layout'")
+    assert err.endswith("; id 'arch.workgroup-size'")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

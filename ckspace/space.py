@@ -183,8 +183,9 @@ class Space(KernelSpace):
     def sample(self, n: int, *, seed: int | str = 0, stratify: str | Sequence[str] | None = None,
                set_name: str = "full", objective: str | Path | None = None, stable_from: str | Path | None = None,
                variant=None, ndim=None, dtype=None, where: str | None = None) -> list[dict[str, object]]:
-        """A uniform random sample of n kernels of a set, reproducible by seed; with `stratify`, an equal share per
-        group of those dimensions. A set smaller than n is returned whole.
+        """A uniform random sample of n distinct kernels of a set, reproducible by seed, sorted by name; with
+        `stratify`, an equal share per group of those dimensions. A set smaller than n is returned whole. A space
+        without curation (`rules="-ck-curation"`, ~10^13 kernels) is sampled without listing it.
 
         >>> space = Space(arch="gfx950")
         >>> a = space.sample(5, seed=7, variant="forward")
@@ -192,12 +193,15 @@ class Space(KernelSpace):
         (5, True, {'forward'})
         >>> len(space.sample(8, stratify="variant")) == 8
         True
+        >>> wide = Space(arch="gfx950", rules="-ck-curation").sample(3, seed=1, variant="bwd_data")
+        >>> len(wide), all(Space(arch="gfx950", rules="-ck-curation").check(c) == [] for c in wide)
+        (3, True)
         """
-        from .select.sample import sample, stratify_dimensions
+        from .select.sample import sample_set, stratify_dimensions
 
-        configs = self.select(set_name, objective=objective, stable_from=stable_from, variant=variant, ndim=ndim,
-                              dtype=dtype, where=where)
-        return sample(configs, n, seed, stratify_dimensions(stratify, list(self.data.fields)))
+        return sample_set(self, set_name, n, seed, stratify_dimensions(stratify, list(self.data.fields)),
+                          objective=objective, stable_from=stable_from, variant=variant, ndim=ndim, dtype=dtype,
+                          where=where)[0]
 
     def trait_filter(self, trait_config: str | Path | Mapping[str, object]) -> str | None:
         """A CK tile-engine JSON trait config (a file or its parsed dict) as a `where` filter (None: no filter).

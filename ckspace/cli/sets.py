@@ -28,8 +28,10 @@ def add_parsers(subparsers) -> None:
 
     smp = subparsers.add_parser(
         "sample", help="a uniform random sample of a kernel set, reproducible by seed",
-        description="A uniform random sample of the kernels of a set (over the set sorted by name, not over the "
-                    "solver's order), reproducible by --seed; with --stratify, an equal share per stratum.")
+        description="A uniform random sample of N distinct kernels of a set (over the set sorted by name, not over "
+                    "the solver's order), reproducible by --seed; with --stratify, an equal share per stratum. A space "
+                    "without curation (--rules -ck-curation) is sampled without listing it: its kernels are numbered "
+                    "by the count and N distinct numbers are drawn.")
     smp.add_argument("-n", type=int, required=True, metavar="N", help="number of kernels")
     smp.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     smp.add_argument("--stratify", metavar="DIMS",
@@ -136,17 +138,18 @@ def cmd_sample(args: argparse.Namespace) -> int:
     space = space_from_args(args)
     from ..select.sample import stratify_dimensions
 
-    stratify_dimensions(args.stratify, list(space.data.fields))  # a bad --stratify fails before any solving
-    configs = space.select(args.set_name, objective=args.objective, stable_from=args.stable_from,
-                           variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
-    from ..select.sample import sample
+    dims = stratify_dimensions(args.stratify, list(space.data.fields))  # a bad --stratify fails before any solving
+    from ..select.sample import sample_set
 
-    picked = sample(configs, args.n, seed, stratify_dimensions(args.stratify, list(space.data.fields)))
+    # a catalog without curation (the open space) is sampled without listing it; any other set is listed
+    picked, total = sample_set(space, args.set_name, args.n, seed, dims, objective=args.objective,
+                               stable_from=args.stable_from, variant=args.variant, ndim=args.ndim, dtype=args.dtype,
+                               where=args.where)
     if len(picked) < args.n:  # asked for more than there are: say so rather than return fewer in silence
-        print(f"ckspace: warning: {args.set_name} has {len(configs):,} kernel(s) here, fewer than -n {args.n:,}: "
+        print(f"ckspace: warning: {args.set_name} has {total:,} kernel(s) here, fewer than -n {args.n:,}: "
               "all of them are listed", file=sys.stderr)
     fmt = args.format or ("table" if sys.stdout.isatty() else "names")
-    title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({len(configs)}) · seed {args.seed}"
+    title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({total}) · seed {args.seed}"
     output.write_kernels(fmt, (output.record(c) for c in picked), sys.stdout, space.data.fields,
                          title=title, counts_title="sampled kernels per (variant, ndim, dtype)",
                          derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)

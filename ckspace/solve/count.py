@@ -281,28 +281,10 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
 def eliminate(factors: list[CountFactor], order: Sequence[str], timings: dict[str, float] | None = None) -> int:
     """Sum out every field in `order` from the product of `factors`; the remaining constant is the count."""
     t0 = time.process_time()
-    pool = list(factors)
-    total = 1
-    for name in order:
-        bucket = [f for f in pool if name in f.fields]
-        if not bucket:
-            continue
-        pool = [f for f in pool if name not in f.fields]
-        bucket.sort(key=lambda f: f.size())
-        if any(not f.size() for f in bucket):
-            total = 0
-            break
-        msg = _dense_eliminate(bucket, name) if len(bucket) > 1 or bucket[0].size() > 1000 else None
-        if msg is None:
-            acc = bucket[0]
-            for other in bucket[1:-1]:
-                acc = _join(acc, other)
-            msg = _join_sum(acc, bucket[-1], name) if len(bucket) > 1 else _sum_out(acc, name)
-        if not msg.size():
-            total = 0
-            break
-        pool.append(msg)
-    else:
+    pool = eliminate_steps(factors, order)
+    total = 0
+    if pool is not None:
+        total = 1
         for f in pool:
             assert not f.fields, f.fields
             total *= f.as_table().get((), 0)
@@ -311,10 +293,43 @@ def eliminate(factors: list[CountFactor], order: Sequence[str], timings: dict[st
     return total
 
 
-def order_for(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: jointree.SizeModel) -> list[str]:
-    """The elimination order: greedy, smallest table left behind first (see jointree.elimination_order)."""
+def eliminate_steps(factors: list[CountFactor], order: Sequence[str],
+                    steps: list[tuple[str, list[CountFactor], CountFactor]] | None = None) -> list[CountFactor] | None:
+    """Sum out the fields of `order` one by one from the product of `factors`: the factors left (over the fields
+    not in `order`, and constants), or None when the product is empty.
+
+    With `steps`, each elimination is recorded as (field, bucket, message): the factors that read the field (each
+    of them is an input factor or the message of an earlier step) and what summing the field out of their product
+    left. That is what drawing a config by its rank needs (ckspace.solve.sampling)."""
+    pool = list(factors)
+    for name in order:
+        bucket = [f for f in pool if name in f.fields]
+        if not bucket:
+            continue
+        pool = [f for f in pool if name not in f.fields]
+        bucket.sort(key=lambda f: f.size())
+        if any(not f.size() for f in bucket):
+            return None
+        msg = _dense_eliminate(bucket, name) if len(bucket) > 1 or bucket[0].size() > 1000 else None
+        if msg is None:
+            acc = bucket[0]
+            for other in bucket[1:-1]:
+                acc = _join(acc, other)
+            msg = _join_sum(acc, bucket[-1], name) if len(bucket) > 1 else _sum_out(acc, name)
+        if not msg.size():
+            return None
+        if steps is not None:
+            steps.append((name, bucket, msg))
+        pool.append(msg)
+    return pool
+
+
+def order_for(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: jointree.SizeModel,
+              keep: frozenset[str] = frozenset()) -> list[str]:
+    """The elimination order: greedy, smallest table left behind first (see jointree.elimination_order); the fields
+    of `keep` are left out (never summed out)."""
     adj = jointree.interaction_graph(fields, scopes)
-    return [v for v, _ in jointree.elimination_order(fields, adj, size, message_first=True)]
+    return [v for v, _ in jointree.elimination_order(fields, adj, size, message_first=True, keep=keep)]
 
 
 def free_multiplier(fields: Sequence[str], scopes: Sequence[frozenset[str]], defs: Mapping[str, FieldDef]) -> int:
@@ -327,12 +342,22 @@ def free_multiplier(fields: Sequence[str], scopes: Sequence[frozenset[str]], def
     return out
 
 
-def count_by_elimination(model: Model, kind: str, free: Sequence[FieldDef], constraints: Sequence[Constraint],
-                         timings: dict[str, float] | None = None) -> tuple[int, int]:
-    """The number of assignments of `free` satisfying `constraints` (folded for one stratum of kernel `kind`).
+@dataclass
+class Factored:
+    """A stratum's constraints as count factors over its free fields and hidden helper fields (before elimination)."""
 
-    Returns (count, number of CP-SAT models solved).
-    """
+    names: list[str]  # the free fields (in field order), then the hidden ones
+    defs: dict[str, FieldDef]  # every field's definition, hidden ones included
+    factors: list[CountFactor]
+    scopes: list[frozenset[str]]  # of every constraint, after the rewrite
+    size: jointree.SizeModel
+    calls: int  # CP-SAT models solved
+
+
+def factored(model: Model, kind: str, free: Sequence[FieldDef], constraints: Sequence[Constraint],
+             timings: dict[str, float] | None = None) -> Factored:
+    """The factors of `constraints` (folded for one stratum of kernel `kind`), each solved (CP-SAT or the
+    plain-Python join) into its table of rows."""
     rw = abstract.rewrite([(c.id, c.when, c.require) for c in constraints], model.data.fields, kind, model.resolve)
     cons = [constraint(i, w, r) for i, w, r in rw.items]
     defs: dict[str, FieldDef] = {**model.data.fields, **rw.hidden}
@@ -354,6 +379,15 @@ def count_by_elimination(model: Model, kind: str, free: Sequence[FieldDef], cons
             seen = {r[j] for r in rows}
             allowed[n] = allowed[n] & seen if n in allowed else seen
         factors.append(CountFactor(fields, dict.fromkeys(rows, 1)))
-    all_scopes = [c.scope for c in cons]
-    order = order_for(names, all_scopes, size)
-    return eliminate(factors, order, timings) * free_multiplier(names, all_scopes, defs), calls
+    return Factored(names, defs, factors, [c.scope for c in cons], size, calls)
+
+
+def count_by_elimination(model: Model, kind: str, free: Sequence[FieldDef], constraints: Sequence[Constraint],
+                         timings: dict[str, float] | None = None) -> tuple[int, int]:
+    """The number of assignments of `free` satisfying `constraints` (folded for one stratum of kernel `kind`).
+
+    Returns (count, number of CP-SAT models solved).
+    """
+    f = factored(model, kind, free, constraints, timings)
+    order = order_for(f.names, f.scopes, f.size)
+    return eliminate(f.factors, order, timings) * free_multiplier(f.names, f.scopes, f.defs), f.calls

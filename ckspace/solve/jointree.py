@@ -117,12 +117,14 @@ class SizeModel:
 
 
 def elimination_order(fields: Sequence[str], adj: Mapping[str, set[str]], size: SizeModel,
-                      message_first: bool = False) -> list[tuple[str, frozenset[str]]]:
+                      message_first: bool = False,
+                      keep: frozenset[str] = frozenset()) -> list[tuple[str, frozenset[str]]]:
     """Greedy elimination: repeatedly remove the field whose neighbourhood clique is the smallest bag.
 
     Bag sizes come from `size`; fill-in edges break ties, then field order (determinism). With `message_first`
     the size of the neighbourhood without the field (the table left after summing the field out) comes first:
-    that is what variable elimination stores, while a join tree stores whole bags.
+    that is what variable elimination stores, while a join tree stores whole bags. The fields of `keep` are never
+    eliminated (they stay in the graph, so the fields around them still see them as neighbours).
     Returns (field, clique) pairs, the clique being the field with its neighbours at elimination time.
     """
     graph = {f: set(adj[f]) for f in fields}
@@ -137,9 +139,9 @@ def elimination_order(fields: Sequence[str], adj: Mapping[str, set[str]], size: 
     # A field's key reads its neighbours and the edges among them, so eliminating v changes only the keys of v's
     # neighbours and of their neighbours: those are computed again, the others kept (the keys end in the field's
     # rank, so the smallest is one field, as in a scan in field order).
-    keys = {f: key_of(f) for f in graph}
+    keys = {f: key_of(f) for f in graph if f not in keep}
     out = []
-    while graph:
+    while keys:
         v = min(keys, key=keys.__getitem__)
         del keys[v]
         nb = graph.pop(v)
@@ -150,7 +152,7 @@ def elimination_order(fields: Sequence[str], adj: Mapping[str, set[str]], size: 
         for a in nb:
             changed |= graph[a]
         for f in changed:
-            if f in graph:
+            if f in graph and f not in keep:
                 keys[f] = key_of(f)
         out.append((v, frozenset(nb | {v})))
     return out

@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -39,6 +38,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
+from .elf import read_elf
 from ..errors import CkspaceError, UsageError
 from ..signals import deferred
 
@@ -526,38 +526,6 @@ MACH = {"gfx900": 0x2C, "gfx906": 0x2F, "gfx908": 0x30, "gfx90a": 0x3F, "gfx940"
 EF_AMDGPU_MACH = 0xFF
 
 
-@dataclass
-class ElfInfo:
-    machine: int
-    flags: int
-    etype: int
-    symbols: list[tuple[str, int, int]]  # (name, type, bind)
-
-
-def read_elf(path: str | Path) -> ElfInfo:
-    """The header and the symbol table of a 64-bit little-endian ELF file (no external tools)."""
-    data = Path(path).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise CkspaceError(f"{path}: not a 64-bit little-endian ELF object")
-    (etype, machine, _version, _entry, _phoff, shoff, flags, _ehsize, _phentsize, _phnum, shentsize, shnum,
-     shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", data, 16)
-    sections = []
-    for k in range(shnum):
-        off = shoff + k * shentsize
-        name, stype, _f, _addr, soff, size, link, _info, _align, entsize = struct.unpack_from("<IIQQQQIIQQ", data, off)
-        sections.append((name, stype, soff, size, link, entsize))
-    symbols: list[tuple[str, int, int]] = []
-    for _name, stype, soff, size, link, entsize in sections:
-        if stype != 2 or not entsize:  # SHT_SYMTAB
-            continue
-        str_off = sections[link][2]
-        for s in range(soff, soff + size, entsize):
-            st_name, st_info, _other, _shndx, _value, _size = struct.unpack_from("<IBBHQQ", data, s)
-            end = data.index(b"\0", str_off + st_name)
-            symbols.append((data[str_off + st_name:end].decode(errors="replace"), st_info & 0xF, st_info >> 4))
-    return ElfInfo(machine, flags, etype, symbols)
-
-
 _DEMANGLER = None
 
 
@@ -681,8 +649,8 @@ def check_objects(out_dir: str | Path, archs: Sequence[str] | None = None) -> li
             if want is not None and elf.flags & EF_AMDGPU_MACH != want:
                 chk.problems.append(f"e_flags {elf.flags:#x}: machine {elf.flags & EF_AMDGPU_MACH:#x}, "
                                     f"{arch} is {want:#x}")
-            names_kd = {n for n, t, b in elf.symbols if n.endswith(".kd")}
-            entries = [n for n, t, b in elf.symbols if t == 2 and f"{n}.kd" in names_kd]  # STT_FUNC with a descriptor
+            names_kd = {sym.name for sym in elf.symbols if sym.name.endswith(".kd")}
+            entries = [sym.name for sym in elf.symbols if sym.type == 2 and f"{sym.name}.kd" in names_kd]  # STT_FUNC with a descriptor
             chk.entry_points = len(entries)
             found = kernel_entry_points({name: kernels[name]["fields"] for name in names}, entries)
             for name in names:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import CkspaceError
+from .elf import SHT_NOBITS, read_elf
 
 MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")  # MFMA (CDNA), sparse MFMA, WMMA (RDNA3+), sparse WMMA
 KERNEL_ENTRY = "void ck_tile::kentry<"  # the demangled name of every CK Tile kernel entry point
@@ -206,28 +207,12 @@ def _int(value: object) -> int | None:
 def read_descriptors(path: str | Path) -> dict[str, tuple[int, int]]:
     """Each kernel descriptor (`NAME.kd`) of a 64-bit little-endian ELF object: NAME -> (group segment fixed size,
     private segment fixed size), the first two words of the descriptor."""
-    data = Path(path).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise CkspaceError(f"{path}: not a 64-bit little-endian ELF object")
+    elf = read_elf(path)
     try:
-        shoff, = struct.unpack_from("<Q", data, 40)
-        shentsize, shnum = struct.unpack_from("<HH", data, 58)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + k * shentsize) for k in range(shnum)]
-        out: dict[str, tuple[int, int]] = {}
-        for _name, stype, _flags, _addr, soff, size, link, _info, _align, entsize in sections:
-            if stype != 2 or not entsize:  # SHT_SYMTAB
-                continue
-            strtab = sections[link][4]
-            for s in range(soff, soff + size, entsize):
-                st_name, _info_, _other, shndx, value, _size = struct.unpack_from("<IBBHQQ", data, s)
-                end = data.index(b"\0", strtab + st_name)
-                name = data[strtab + st_name:end].decode(errors="replace")
-                if not name.endswith(".kd") or not 0 < shndx < len(sections) or sections[shndx][1] == 8:  # NOBITS
-                    continue
-                at = sections[shndx][4] + value
-                out[name[:-3]] = struct.unpack_from("<II", data, at)
-        return out
-    except (struct.error, ValueError, IndexError) as exc:
+        return {sym.name[:-3]: elf.words_at(sym, 2) for sym in elf.symbols
+                if sym.name.endswith(".kd") and 0 < sym.shndx < len(elf.sections)
+                and elf.sections[sym.shndx].type != SHT_NOBITS}
+    except struct.error as exc:
         raise CkspaceError(f"{path}: a malformed ELF object ({exc})") from None
 
 

@@ -78,7 +78,23 @@ def add_parser(sub) -> None:
                    help="append the proposed rules to this rule file (TOML, created if missing), each with the "
                         "compiler, the CK revision, a reproducer and its error; review it, then move it under "
                         "constraints/rules/")
-    v.add_argument("--format", choices=("text", "json"), default="text")
+    v.add_argument("--audit", action="store_true",
+                   help="measure the facts against the compiler: --sample N kernels drawn uniformly from the space "
+                        "(default: the open space, --rules -ck-curation) and N more stratified by --stratify, plus "
+                        "up to --near-misses M kernels breaking each fact rule alone; reports the precision of each "
+                        "draw, the share of each rule's near misses that fails, and the confusion matrix. Exit 0 "
+                        "when every kernel was compiled and the targets hold (precision >= 99%%, near misses "
+                        "fail >= 95%%), else 1. With --names FILE, the kernels of a plan (--write-plan) or any list")
+    v.add_argument("--near-misses", type=int, default=None, metavar="M",
+                   help="with --audit: near misses per fact rule (default: the --sample size)")
+    v.add_argument("--stratify", default=None, metavar="DIMS",
+                   help="with --audit: the dimensions of the stratified draw (default "
+                        "variant,ndim,dtype,tile,pipeline; none: no stratified draw)")
+    v.add_argument("--write-plan", metavar="FILE",
+                   help="with --audit: write the plan (the kernels, by section) to FILE and stop before compiling; "
+                        "compile it elsewhere with --audit --names FILE")
+    v.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                   help="text (default), json, or markdown (with --audit: the tables of docs/audit.md)")
     v.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     v.add_argument("--no-cache", action="store_true", help="do not read or write the result cache (the model's)")
 
@@ -103,6 +119,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.max_kernels < 1:
         raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
     seed = parse_seed(str(args.seed))
+    _check_audit_options(args)
     rev = _revision(args, ckapi)
     from .options import catalog_from_args
 
@@ -120,6 +137,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     check_inside(workdir, V.COMPILES_LOG)
     record = _record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
+    if args.audit:
+        return _audit(args, space, rev, seed, filters, workdir, record)
     if args.names is not None:
         if args.set != "full" or args.over or any(filters.values()):
             raise UsageError("--names lists the kernels itself: drop --set, --over, --variant, --ndim, --dtype and --where")
@@ -152,6 +171,109 @@ def cmd_verify(args: argparse.Namespace) -> int:
         written = _record(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
     return 0 if not result.failed and not result.no_matrix and not result.stopped and not result.unexpressible else 1
+
+
+AUDIT_SAMPLE = 100  # --audit without --sample
+
+
+def _check_audit_options(args: argparse.Namespace) -> None:
+    """The audit's options, checked before any solving; the others stay as verify has them."""
+    audit_only = [o for o, v in (("--near-misses", args.near_misses), ("--stratify", args.stratify),
+                                 ("--write-plan", args.write_plan)) if v is not None]
+    if not args.audit:
+        if audit_only:
+            raise UsageError(f"{audit_only[0]} goes with --audit")
+        if args.format == "markdown":
+            raise UsageError("--format markdown goes with --audit")
+        return
+    if args.cover or args.all:
+        raise UsageError("--audit draws its kernels itself: drop --cover and --all (--sample N sets the draw)")
+    if args.set != "full" or args.over:
+        raise UsageError("--audit measures the facts on the open space: drop --set and --over (--rules switches "
+                         "families)")
+    if args.near_misses is not None and args.near_misses < 0:
+        raise UsageError(f"--near-misses must be at least 0, not {args.near_misses}")
+    if args.names is not None and (args.sample is not None or args.near_misses is not None
+                                   or args.stratify is not None or args.write_plan):
+        raise UsageError("--audit --names compiles the plan in the file: drop --sample, --near-misses, --stratify "
+                         "and --write-plan")
+    if args.names is not None and any((args.variant, args.ndim, args.dtype, args.where)):
+        raise UsageError("--names lists the kernels itself: drop --variant, --ndim, --dtype and --where")
+    if args.rules is None:
+        args.rules = "-ck-curation"  # the facts alone: the open space
+
+
+def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Path, record) -> int:
+    """`verify --audit`: draw (or read) the plan, compile it, and report on the facts (ckspace.codegen.audit)."""
+    from ..codegen import audit as A
+    from ..codegen import verify as V
+    from ..codegen.manifest import atomic_write
+    from ..select import audit as P
+    from ..select.selection import read_lines
+
+    err = _console()
+    log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
+    plan_file = None
+    if args.write_plan:
+        plan_file = _writable_file(args.write_plan, "--write-plan")
+    if args.names is not None:
+        lines = read_lines(args.names, "--names")
+        plan = P.parse(lines, f"--names {args.names}")
+        names = list(dict.fromkeys(n for line in lines if (n := line.split("#", 1)[0].strip())))
+    else:
+        n = AUDIT_SAMPLE if args.sample is None else args.sample
+        near = n if args.near_misses is None else args.near_misses
+        stratify = P.DEFAULT_STRATIFY if args.stratify is None else ("" if args.stratify == "none" else args.stratify)
+        log(f"drawing the audit of {space.arch}: {n} uniform{', ' + str(n) + ' stratified' if stratify else ''}, "
+            f"up to {near} near misses per fact rule (seed {seed})")
+        plan = P.draw(space, n, near, seed, stratify, log=log, filters=filters)
+        names = plan.names()
+    if len(names) > args.max_kernels:
+        raise UsageError(f"{len(names):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
+                         "lower --sample or --near-misses, or raise --max-kernels")
+    if not names:
+        raise UsageError("no kernel to audit: the draws and the file leave none")
+    configs = {}
+    for name in names:
+        config = space.parse(name)
+        config["name"] = name
+        configs[name] = config
+    if plan is None:
+        plan = P.classify(space, names, configs)
+    if plan_file is not None:
+        atomic_write(plan_file, plan.text().encode())
+        print(f"{len(names)} kernel(s) in {len(plan.sections)} section(s) written to {args.write_plan}",
+              file=sys.stderr)
+        return 0
+    log(f"auditing {len(names)} kernel(s) for {space.arch} (CK API {rev}) in {workdir}")
+    order = P.interleaved(plan)  # a budget that cuts the run leaves every section a share of its kernels
+    result = V.verify(space, [configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
+                      jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
+                      log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True))
+    rep = A.report(space, plan, result, configs)
+    if args.format == "json":
+        print(json.dumps({"audit": rep.to_json(), "verify": result.to_json()}, indent=1))
+    elif args.format == "markdown":
+        print(A.markdown(rep))
+    else:
+        print(A.text(rep, rev))
+    if record is not None:
+        written = _record(record, result, rev, args.compiler)
+        print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
+    return 0 if rep.met else 1
+
+
+def _writable_file(path: str, option: str) -> Path:
+    """An output file checked before any work: not a directory, in a writable directory."""
+    import os
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: a directory; give a file")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"{option} {path}: {parent} is not a writable directory")
+    return target
 
 
 def _named(space, path: str, rev: str) -> list[dict[str, object]]:

@@ -89,6 +89,11 @@ class Family:
     default: bool
     doc: str
     switchable: bool = True
+    layer: str = "catalog"  # fact | catalog (families.toml)
+
+    @property
+    def fact(self) -> bool:
+        return self.layer == "fact"
 
 
 @dataclass(frozen=True)
@@ -236,7 +241,8 @@ def _load(root: Path) -> DataSet:
     }
     fam_raw = read_toml(root / "families.toml", root) if (root / "families.toml").is_file() else {}
     for name, spec in fam_raw.get("family", {}).items():
-        families[name] = Family(name, bool(spec.get("default", False)), spec.get("doc", ""))
+        families[name] = Family(name, bool(spec.get("default", False)), spec.get("doc", ""),
+                                layer=str(spec.get("layer", "catalog")))
     namespaces = {"arch", "ck", *(t.split(".")[0] for t in tables)}
     derive_specs = raw_fields.get("derive", {})
     _check_derived_fields(fields, derive_specs)

@@ -94,6 +94,33 @@ class KernelSpace:
         other.rejected = self.rejected  # one report for the command, whichever space listed the configs
         return other
 
+    def breaking(self, rule_id: str) -> "KernelSpace":
+        """The near misses of one enabled rule: the kernels of this space's arch and families that break that rule
+        and no other (the rule is replaced by its negation, `when and not require`). A separate space: it reads and
+        writes no result cache (the cache is keyed by the rule files, which it does not change)."""
+        import copy
+
+        from ..rules.model import shared_model
+
+        rule = next((r for r in self.model.rules if r.id == rule_id), None)
+        if rule is None:
+            raise UsageError(f"rule {rule_id!r} is not enabled in this space")
+        if rule.family == "model":
+            raise UsageError(f"rule {rule_id!r} is built in (family model): a kernel cannot break it alone")
+        negated = dataclasses.replace(rule, when=E.Const(True), require=E.And((rule.when, E.Not(rule.require))))
+        rules = [negated if r.id == rule_id else r for r in self.data.rules]
+        if rule.kind != "both":  # kernels of the other family (GEMM or depthwise) cannot break it: none is kept
+            other_kind = "depthwise" if rule.kind == "gemm" else "gemm"
+            rules.append(dataclasses.replace(rule, id=f"{rule.id}~{other_kind}", kind=other_kind, when=E.Const(True),
+                                             require=E.Const(False), fields=frozenset()))
+        other = copy.copy(self)
+        other.data = dataclasses.replace(self.data, rules=rules)
+        other.model = shared_model(other.data, self.arch, self.families)
+        other.use_cache = False
+        other.timings = Timings()
+        other.rejected = []
+        return other
+
     # -- selection ------------------------------------------------------------------------------------------------
     def strata(self, *, variant=None, ndim=None, dtype=None) -> list[Stratum]:
         fields = self.data.fields

@@ -37,6 +37,11 @@ TERM_LIMIT = 20_000
 CLASS_COMBINATIONS = 64
 # Selector classes are looked for in membership tests against tables of at most this many rows.
 SMALL_TABLE = 64
+# A constraint whose fields have at most this many combinations is listed as one table as it is: its terms are not
+# made hidden fields. Splitting such a constraint gains nothing, and its terms (tile_m * tile_k, the threads, the
+# elements per thread of CK Tile's tile loads) shared with other constraints tie the tile, wave and vector fields
+# into a graph whose eliminations join tables of millions of rows (the tile-load rules: out of memory).
+LISTABLE = 1_000_000
 
 
 @dataclass
@@ -252,15 +257,27 @@ def _replace(node: E.Node, term: E.Node, by: E.Node) -> E.Node:
     return E.rebuild(node, tuple(_replace(k, term, by) for k in kids))
 
 
+def _listable(scope: frozenset[str], fields: Mapping[str, FieldDef], hidden: Mapping[str, FieldDef]) -> bool:
+    size = 1
+    for name in scope:
+        size *= len(_domain(name, fields, hidden))
+        if size > LISTABLE:
+            return False
+    return True
+
+
 def _terms(out: Rewritten, fields: Mapping[str, FieldDef], kind: str, resolve: Resolver) -> None:
     rejected: set[E.Node] = set()
     definitions: dict[str, E.Node] = {}
+    # the constraints that stay whole (listable): they neither offer terms nor get them replaced
+    whole = {i for i, (rid, when, require) in enumerate(out.items)
+             if _listable(E.fields_of(when) | E.fields_of(require), fields, out.hidden)}
     n = 0
     while True:
         uses: dict[E.Node, int] = {}
         shrinks: dict[E.Node, bool] = {}
-        for rid, when, require in out.items:
-            if rid.startswith("term:"):
+        for i, (rid, when, require) in enumerate(out.items):
+            if rid.startswith("term:") or i in whole:
                 continue
             scope = E.fields_of(when) | E.fields_of(require)
             for t in dict.fromkeys((*_candidates(when), *_candidates(require))):
@@ -289,5 +306,6 @@ def _terms(out: Rewritten, fields: Mapping[str, FieldDef], kind: str, resolve: R
         out.hidden[name] = FieldDef(name, kind, "int", values, derived=True, doc=repr(pick))
         out.defined_by[name] = E.fields_of(pick)
         ref = E.Field(name)
-        out.items = [(rid, _replace(w, pick, ref), _replace(r, pick, ref)) for rid, w, r in out.items]
+        out.items = [(rid, w, r) if i in whole else (rid, _replace(w, pick, ref), _replace(r, pick, ref))
+                     for i, (rid, w, r) in enumerate(out.items)]
         out.items.append((f"term:{name}", E.Const(True), E.Cmp("==", ref, pick)))

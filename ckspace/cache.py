@@ -103,17 +103,22 @@ def store(kind: str, digest: str, value: Any) -> None:
         return
     if len(entry) > MAX_ENTRY_BYTES:
         return
+    from .signals import deferred
+
     folder = cache_dir() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(entry)
-            os.replace(tmp, folder / f"{digest}.json")  # a rename replaces a symlink or FIFO itself, never its target
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # Ctrl-C or SIGTERM waits for the entry (a finished result, a few kB): one arriving between mkstemp and the
+        # try below would leave the temporary file behind
+        with deferred():
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(entry)
+                os.replace(tmp, folder / f"{digest}.json")  # a rename replaces a symlink or FIFO, never its target
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
     except OSError:
         return
 

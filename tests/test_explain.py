@@ -96,7 +96,7 @@ def _dw(c: dict) -> bool:
 # construction (by arithmetic here, not by the checker).
 MUTATIONS: list[tuple[str, str, Callable[[dict], bool], Callable[[dict], dict], str]] = [
     ("epilogue", "gfx950", _gemm, lambda c: {**c, "epilogue": "default"}, "ck.epilogue"),
-    ("vec-a fp32", "gfx950", lambda c: _gemm(c) and c["dtype"] == "fp32", lambda c: {**c, "vec_a": 16}, "arch.vec-a-width"),
+    ("vec-a fp32", "gfx950", lambda c: _gemm(c) and c["dtype"] == "fp32", lambda c: {**c, "vec_a": 16}, "ck.vec-a-width"),
     ("tile_m +16", "gfx950",
      lambda c: _gemm(c) and c["tile_m"] <= 240 and (c["tile_m"] + 16) % (c["wave_m"] * c["warp_tile_m"]) != 0,
      lambda c: {**c, "tile_m": c["tile_m"] + 16}, "arch.tile-m-divisible"),
@@ -105,7 +105,7 @@ MUTATIONS: list[tuple[str, str, Callable[[dict], bool], Callable[[dict], dict], 
     ("warp_tile_k x2", "gfx950", lambda c: _gemm(c) and c["warp_tile_k"] <= 32,
      lambda c: {**c, "warp_tile_k": c["warp_tile_k"] * 2}, "ck.warp-tile-k"),
     ("backward compv5", "gfx950", lambda c: c["variant"] in ("bwd_data", "bwd_weight"),
-     lambda c: {**c, "pipeline": "compv5"}, "pipeline.backward-compv5"),
+     lambda c: {**c, "pipeline": "compv5"}, "ck.backward-compv5"),
     ("forward stream-K", "gfx950", lambda c: c["variant"] == "forward", lambda c: {**c, "streamk": "tree"},
      "pipeline.streamk-variant"),
     ("gfx950 wave on gfx942", "gfx942", _gemm, lambda c: {**c, "wave_m": 4, "wave_n": 4, "wave_k": 1}, "ck.wave-layout"),

@@ -48,6 +48,8 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "ck-api-2025.11.b-load-threads": {"ck.vector"},
     # CK Tile 2025.11's pipelines in the grouped convolution kernels: CK's curation never pairs them so.
     "ck-api-2025.11.compv2": {"ck.pipeline"},
+    "ck-api-2025.11.comp-async": {"ck.pipeline", "ck.dsb-only-compv4"},
+    "pipeline.compv5-ping-pong": {"ck.pipeline", "ck.wave-warp"},
     "ck-api-2025.11.dsb-pipeline": {"ck.dsb-only-compv4"},
     "ck-api-2025.11.bwd-data-dsb": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-warp"},
     # CK's curated wave/warp pairs use only the layouts of CK's table for the arch (at most 16 waves).
@@ -126,6 +128,7 @@ WHEN_EXEMPT: dict[str, str] = {}
 # Accept examples that are not valid kernels of their arch (default families), with the rules they break.
 # gfx1201 has no valid GEMM kernel at all (spec 11.2), so its examples cannot be valid.
 ACCEPT_NOT_VALID: dict[str, set[str]] = {
+    "pipeline.compv5-ping-pong": {"ck.pipeline"},  # CK's full curates no compv5 kernel
     "ck.wmma-warp-tile-k": {"arch.warp-tile"},
     "ck.wmma-streamk": {"ck.wmma-warp-tile-k"},
 }

@@ -41,7 +41,7 @@ def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monk
             "--format", "json"]
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 2, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 0}
+    assert out["counts"] == {"ok": 2, "failed": 0, "no-matrix": 0, "no-launch": 0, "not-run": 0, "unexpressible": 0}
     assert out["compiles"] == 1
     assert {parse_name(k["name"])["pipeline"] for k in out["kernels"]} == {"compv1", "mem"}
     assert all(k["peak_mib"] and k["peak_mib"] > 100 for k in out["kernels"])  # measured around the compiler
@@ -121,7 +121,7 @@ def test_a_spent_budget_leaves_kernels_not_run_and_exit_1(tmp_path, capsys):
             "--format", "json"]
     assert main(args) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "not-run": 3, "unexpressible": 0}
+    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "no-launch": 0, "not-run": 3, "unexpressible": 0}
     assert out["compiles"] == 0
     assert "--budget" in out["stopped"]
 
@@ -479,7 +479,7 @@ def test_unexpressible_kernels_are_reported_and_the_rest_verified(tmp_path, caps
     assert main([*args, "--format", "json"]) == 1
     captured = capsys.readouterr()
     out = json.loads(captured.out)
-    assert out["counts"] == {"ok": 1, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 2}
+    assert out["counts"] == {"ok": 1, "failed": 0, "no-matrix": 0, "no-launch": 0, "not-run": 0, "unexpressible": 2}
     assert out["compiles"] == 1
     status = {k["name"]: (k["status"], k["error"]) for k in out["kernels"]}
     assert status[good] == ("ok", None)
@@ -512,7 +512,7 @@ def test_gfx1250_with_ck_api_2025_11_is_said_up_front_and_compiles_nothing(tmp_p
     assert len(warnings) == 1 and "CK API 2025.11 cannot build for gfx1250" in warnings[0]
     assert "CK_TILE_BUFFER_RESOURCE_3RD_DWORD" in warnings[0]
     out = json.loads(captured.out)
-    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "not-run": 0, "unexpressible": 2}
+    assert out["counts"] == {"ok": 0, "failed": 0, "no-matrix": 0, "no-launch": 0, "not-run": 0, "unexpressible": 2}
     assert out["compiles"] == 0
     assert all("gfx1250" in k["error"] for k in out["kernels"])
     assert not (tmp_path / "called").exists()

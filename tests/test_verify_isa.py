@@ -218,7 +218,7 @@ def test_a_kernel_without_matrix_instruction_is_no_matrix_and_the_lds_is_compare
     assert main([*args, "--format", "json"]) == 1
     captured = capsys.readouterr()
     out = json.loads(captured.out)
-    assert out["counts"] == {"ok": 1, "failed": 0, "no-matrix": 1, "not-run": 0, "unexpressible": 0}
+    assert out["counts"] == {"ok": 1, "failed": 0, "no-matrix": 1, "no-launch": 0, "not-run": 0, "unexpressible": 0}
     assert out["warnings"] == [] and "warning" not in captured.err
     kernels = {k["name"]: k for k in out["kernels"]}
     assert kernels[bad]["status"] == "no-matrix" and kernels[bad]["error"].startswith("no-matrix: no matrix")
@@ -298,3 +298,28 @@ def test_verify_reads_the_isa_of_a_real_compile(tmp_path, monkeypatch, capsys, a
         assert kernel["isa"]["matrix_instructions"] == 0 and kernel["isa"]["agprs"] is None
         assert kernel["isa"]["wavefront_size"] == 32
         assert out["counts"]["no-matrix"] == 1
+
+
+# ---- launch bounds -------------------------------------------------------------------------------------------
+def test_the_metadata_gives_each_entry_points_launch_limit():
+    entries = isa.parse_assembly(GFX942_ASM.read_text())
+    (kentry,) = [s for s in entries if s.startswith("_ZN7ck_tile6kentry")]
+    # the conv kernel's __launch_bounds__ is its block: 1x1x1 waves of 64 lanes (the name); flush_cache has none,
+    # and LLVM's default bound is 1024
+    assert entries[kentry].max_flat_workgroup_size == 64 and entries[FLUSH_CACHE].max_flat_workgroup_size == 1024
+    assert isa.summarize([entries[kentry], entries[FLUSH_CACHE]])["max_flat_workgroup_size"] == 64
+
+
+def test_a_block_of_2048_threads_compiles_but_no_launch_can_run_it(tmp_path, monkeypatch, capsys):
+    # 4x4x2 waves of 64 lanes: __launch_bounds__(2048), which LLVM drops for its cap of 1024 (arch.workgroup-size)
+    _toolchain(monkeypatch)
+    name = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_default_intrawave_64x64x64_4x4x2_16x16x16_vec8_8_2"
+    args = ["verify", "--arch", "gfx942", "--names", _names_file(tmp_path, [name]), "--ck-api", "2025.11",
+            "--toolchain", "none", "--rules", "-ck-curation", "-j", "1", "-o", str(tmp_path / "v"), "--format", "json"]
+    assert main(args) == 1
+    out = json.loads(capsys.readouterr().out)
+    (kernel,) = out["kernels"]
+    asm = (tmp_path / "v" / "work" / "obj" / "gfx942" / "grouped_conv_instances_0000.s").read_text()
+    assert set(re.findall(r"\.max_flat_workgroup_size:\s+(\d+)", asm)) == {"1024"}
+    assert kernel["status"] == "no-launch" and "2048 threads" in kernel["error"] and "1024" in kernel["error"]
+    assert kernel["isa"]["matrix_instructions"] > 0 and out["counts"]["no-launch"] == 1

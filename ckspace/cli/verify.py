@@ -3,9 +3,9 @@ per kernel (with what its code holds: LDS, registers, scratch, matrix instructio
 and proposed rules for the failures (ckspace.codegen.verify).
 
 Exit codes: 0 every picked kernel compiled to code with a matrix instruction; 1 some failed, compiled without a
-matrix instruction (`no-matrix`), the budget left some not compiled, or some cannot be expressed in the CK API
-revision (never compiled: `unexpressible`, each with why); 2 bad usage; 130/143 interrupted (the verdicts so far are
-kept in the work directory, and the next run resumes).
+matrix instruction (`no-matrix`) or for a block larger than the code allows (`no-launch`), the budget left some not
+compiled, or some cannot be expressed in the CK API revision (never compiled: `unexpressible`, each with why); 2 bad
+usage; 130/143 interrupted (the verdicts so far are kept in the work directory, and the next run resumes).
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ def add_parser(sub) -> None:
                                    "are not compiled: they are reported as unexpressible, each with why. Each "
                                    "compiled kernel's ISA is read: its LDS bytes (against the model's lds_bytes), "
                                    "registers, scratch and matrix instructions; a kernel whose code holds no matrix "
-                                   "instruction is a failure (no-matrix). Exit 0 all compiled, 1 some failed, have "
-                                   "no matrix instruction, were not run or are unexpressible, 2 bad usage, "
+                                   "instruction is a failure (no-matrix), and so is one whose block has more threads "
+                                   "than its code object allows (no-launch). Exit 0 all compiled, 1 some failed, "
+                                   "have no matrix instruction or no launch, were not run or are unexpressible, 2 bad "
+                                   "usage, "
                                    "130/143 interrupted.")
     v.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, ...), or auto")
     v.add_argument("--set", default="full", help="the set to sample: a catalog or a selection (default full)")
@@ -170,7 +172,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if record is not None:
         written = _record(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
-    return 0 if not result.failed and not result.no_matrix and not result.stopped and not result.unexpressible else 1
+    return 0 if not (result.failed or result.no_matrix or result.no_launch or result.stopped
+                     or result.unexpressible) else 1
 
 
 AUDIT_SAMPLE = 100  # --audit without --sample
@@ -422,7 +425,7 @@ def _isa_line(k) -> str:
 
 def _print_isa(result) -> None:
     """Each compiled kernel's ISA, the model's LDS against the descriptors, and the calls the registers leave out."""
-    read = [k for k in result.kernels if k.status in ("ok", "no-matrix")]
+    read = [k for k in result.kernels if k.status in ("ok", "no-matrix", "no-launch")]
     if not read:
         return
     lds = result.lds_summary()
@@ -440,7 +443,7 @@ def _print_isa(result) -> None:
               f"{', ...' if len(calls) > 4 else ''}): their registers are not counted, and the calls' own spills are")
     print("ISA per kernel (the largest over its entry points):")
     for k in read:
-        print(f"  {'ok' if k.status == 'ok' else 'NO-MATRIX'} {k.name}: {_isa_line(k)}")
+        print(f"  {'ok' if k.status == 'ok' else k.status.upper()} {k.name}: {_isa_line(k)}")
 
 
 def _print_text(result, rev: str, compiler: str | None = None) -> None:
@@ -449,6 +452,8 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     counts = {s: sum(1 for k in result.kernels if k.status == s) for s in STATUSES}
     cached = sum(1 for k in result.kernels if k.cached)
     no_matrix = f", {counts['no-matrix']} without a matrix instruction (no-matrix)" if counts["no-matrix"] else ""
+    if counts["no-launch"]:
+        no_matrix += f", {counts['no-launch']} with a block no launch can have (no-launch)"
     unexpressible = f", {counts['unexpressible']} unexpressible in CK API {rev}" if counts["unexpressible"] else ""
     print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
@@ -462,6 +467,8 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     for k in result.kernels:
         if k.status == "failed":
             print(f"  FAILED {k.name}: {k.error}")
+        elif k.status == "no-launch":
+            print(f"  NO-LAUNCH {k.name}: {k.error}")
     for k in result.kernels:
         if k.status == "not-run":
             print(f"  not run {k.name}")

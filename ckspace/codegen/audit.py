@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .verify import VerifyResult, error_class
+from .verify import FAILURES, VerifyResult, error_class
 
 PRECISION_TARGET = 0.99
 NEAR_MISS_TARGET = 0.95
 BUILT = ("ok",)
-FAILED = ("failed", "no-matrix")
+FAILED = FAILURES  # failed to build, no matrix instruction, or no launch can run it
 
 
 @dataclass
@@ -35,7 +35,7 @@ class SectionReport:
     kernels: int  # in the plan
     compiled: int  # built or failed (not: not run, unexpressible)
     built: int  # with matrix instructions
-    failed: int  # failed to build, or built without matrix instructions
+    failed: int  # failed to build, built without matrix instructions, or built for a block no launch can have
     not_run: int
     unexpressible: int
     population: int | None = None

@@ -53,6 +53,7 @@ class EntryPoint:
     vgpr_spills: int | None = None
     sgpr_spills: int | None = None
     wavefront_size: int | None = None
+    max_flat_workgroup_size: int | None = None  # metadata .max_flat_workgroup_size: the most threads a launch may have
     matrix: dict[str, int] = field(default_factory=dict)  # mnemonic -> count, its own code and its callees' in the file
     calls: list[str] = field(default_factory=list)  # called symbols the file does not define
 
@@ -133,7 +134,8 @@ def parse_assembly(text: str) -> dict[str, EntryPoint]:
             scratch_bytes=d.get("private_segment_fixed_size", _int(meta.get("private_segment_fixed_size"))),
             vgprs=_int(meta.get("vgpr_count")), agprs=_int(meta.get("agpr_count")), sgprs=_int(meta.get("sgpr_count")),
             vgpr_spills=_int(meta.get("vgpr_spill_count")), sgpr_spills=_int(meta.get("sgpr_spill_count")),
-            wavefront_size=_int(meta.get("wavefront_size")), matrix=matrix, calls=calls)
+            wavefront_size=_int(meta.get("wavefront_size")),
+            max_flat_workgroup_size=_int(meta.get("max_flat_workgroup_size")), matrix=matrix, calls=calls)
     return out
 
 
@@ -225,6 +227,10 @@ def summarize(entries: Sequence[EntryPoint]) -> dict[str, object]:
         values = [getattr(e, attr) for e in entries if getattr(e, attr) is not None]
         return max(values) if values else None
 
+    def least(attr: str) -> int | None:
+        values = [getattr(e, attr) for e in entries if getattr(e, attr) is not None]
+        return min(values) if values else None
+
     matrix: dict[str, int] = {}
     for e in entries:
         for mnemonic, n in e.matrix.items():
@@ -233,7 +239,7 @@ def summarize(entries: Sequence[EntryPoint]) -> dict[str, object]:
         "entry_points": len(entries),
         "lds_bytes": most("lds_bytes"), "vgprs": most("vgprs"), "agprs": most("agprs"), "sgprs": most("sgprs"),
         "scratch_bytes": most("scratch_bytes"), "vgpr_spills": most("vgpr_spills"), "sgpr_spills": most("sgpr_spills"),
-        "wavefront_size": most("wavefront_size"),
+        "wavefront_size": most("wavefront_size"), "max_flat_workgroup_size": least("max_flat_workgroup_size"),
         "matrix_instructions": sum(matrix.values()), "matrix_mnemonics": dict(sorted(matrix.items())),
         "external_calls": sorted({c for e in entries for c in e.calls}),
     }

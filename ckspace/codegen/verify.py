@@ -16,7 +16,9 @@ into its object (rusage.py --isa), and each kernel's entry points (attributed by
 build's object check does) give its LDS bytes, registers, scratch and matrix instructions. A kernel whose code holds
 no matrix instruction (v_mfma*, v_smfmac*, v_wmma*, v_swmmac*) compiled, but computes nothing of a GEMM (CK Tile
 compiles its MFMA/WMMA body out where the arch lacks the instruction): it is reported as `no-matrix`, a failure of its
-own. The model's `lds_bytes` (or `dw_lds_bytes`) is compared with the descriptor's group segment size.
+own. A kernel whose block has more threads than its code object's `.max_flat_workgroup_size` (LLVM caps every
+kernel at 1024 and drops a larger __launch_bounds__) compiled, but no launch of it can run: `no-launch`, a failure
+too. The model's `lds_bytes` (or `dw_lds_bytes`) is compared with the descriptor's group segment size.
 
 The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
 conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file
@@ -40,9 +42,12 @@ from .emit import emit
 from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
 
 RESULTS = "verify-results.json"
-RESULTS_VERSION = 1  # a kernel that compiled has "isa" since verify reads the ISA: older entries are compiled again
+RESULTS_VERSION = 2  # 2: the ISA has max_flat_workgroup_size (no-launch); older entries are compiled again
 WORK_DIR = "work"  # where each round is emitted and built
-STATUSES = ("ok", "failed", "no-matrix", "not-run", "unexpressible")
+STATUSES = ("ok", "failed", "no-matrix", "no-launch", "not-run", "unexpressible")
+FAILURES = ("failed", "no-matrix", "no-launch")  # compiled to nothing usable, or not compiled at all
+NO_LAUNCH = ("no-launch: the block has {threads} threads, more than the {limit} a launch of its code may have "
+             "(.max_flat_workgroup_size of the code object: the runtime refuses the launch)")
 NO_MATRIX = ("no-matrix: no matrix instruction (v_mfma, v_smfmac, v_wmma, v_swmmac) in the code of its "
              "{n} entry point(s)")
 NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a proposed rule
@@ -87,6 +92,7 @@ class Proposal:
         require = "not (" + " and ".join(f"{f} {op} {_literal(v)}" for f, op, v in self.conditions) + ")"
         error = (self.first_error or self.error)[:300]
         what = "compiles to code without a matrix instruction with " if self.error.startswith("no-matrix") else \
+            "compiles to code no launch can run with " if self.error.startswith("no-launch") else \
             "fails to compile with "
         source = (f"ckspace verify{' ' + date if date else ''}: {arch or 'this arch'}, CK API {revision or '?'}, "
                   f"{compiler or 'the build compiler'}: {len(self.kernels)} failing kernel(s) with {error!r}; "
@@ -133,6 +139,10 @@ class VerifyResult:
     @property
     def no_matrix(self) -> list[KernelResult]:
         return [k for k in self.kernels if k.status == "no-matrix"]
+
+    @property
+    def no_launch(self) -> list[KernelResult]:
+        return [k for k in self.kernels if k.status == "no-launch"]
 
     def lds_summary(self) -> dict[str, object]:
         """The model's lds_bytes against the descriptors: how many kernels were compared, how many agree, and the
@@ -182,7 +192,7 @@ def _load_results(root: Path) -> dict[str, dict]:
     if not isinstance(data, dict) or data.get("version") != RESULTS_VERSION or not isinstance(data.get("kernels"), dict):
         return {}
     return {k: v for k, v in data["kernels"].items()
-            if isinstance(v, dict) and v.get("status") in ("ok", "failed", "no-matrix")
+            if isinstance(v, dict) and v.get("status") in ("ok",) + FAILURES
             and isinstance(v.get("error", ""), str) and (v["status"] == "failed" or isinstance(v.get("isa"), dict)
                                                          or isinstance(v.get("isa_error"), str))}
 
@@ -372,8 +382,12 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 for n in unit:
                     summary, why = read[n]
                     status, error = "ok", ""
+                    threads = block_threads(space, by_name[n])
+                    limit = summary.get("max_flat_workgroup_size") if summary is not None else None
                     if summary is not None and not isa.has_matrix(summary):
                         status, error = "no-matrix", NO_MATRIX.format(n=summary["entry_points"])
+                    elif threads is not None and isinstance(limit, int) and threads > limit:
+                        status, error = "no-launch", NO_LAUNCH.format(threads=threads, limit=limit)
                     verdicts[n] = KernelResult(n, status, error, None if per is None else per / len(unit), len(unit),
                                                peak_mib=peak, isa=summary, isa_error=why)
                     results[keys[n]] = {"status": status, "error": error, "seconds": verdicts[n].seconds,
@@ -412,9 +426,24 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 f"matrix instruction is unknown (first: {unread[0].name}: {unread[0].isa_error})")
     result.seconds = time.monotonic() - started
     result.proposals = propose([(by_name[k.name], k.error) for k in result.kernels
-                                if k.status in ("failed", "no-matrix")],
+                                if k.status in FAILURES],
                                [by_name[k.name] for k in result.kernels if k.status == "ok"])
     return result
+
+
+def block_threads(space, config: Mapping[str, object]) -> int | None:
+    """The threads of a kernel's workgroup (the derived `threads`: warp size × waves), or None (depthwise)."""
+    from ..rules import expr as E
+    from ..rules.model import kind_of_variant
+
+    derive = space.data.derives.get("threads")
+    if derive is None or not derive.applies_to(kind_of_variant(str(config.get("variant")))):
+        return None
+    try:
+        value = E.evaluate(derive.expr, config, space.model.resolve)
+    except Exception:  # a field it reads is missing: nothing to compare
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def model_lds(space, config: Mapping[str, object]) -> int | None:

@@ -58,12 +58,12 @@ def test_breaking_refuses_a_rule_that_is_off_or_built_in():
 
 def test_the_plan_is_reproducible_and_reads_back_from_its_text():
     space = _open()
-    rules = [r for r in P.fact_rules(space) if r.id in ("arch.tile-k-divisible", "pipeline.dw-lds")]
+    rules = [r for r in P.fact_rules(space) if r.id in ("arch.tile-m-divisible", "pipeline.dw-lds")]
     plan = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules)
     again = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules)
     assert plan.text() == again.text()
     kinds = [(s.kind, s.detail) for s in plan.sections]
-    assert kinds == [("uniform", ""), ("stratified", "variant,pipeline"), ("near-miss", "arch.tile-k-divisible"),
+    assert kinds == [("uniform", ""), ("stratified", "variant,pipeline"), ("near-miss", "arch.tile-m-divisible"),
                      ("near-miss", "pipeline.dw-lds")]
     assert [len(s.names) for s in plan.sections] == [4, 4, 2, 0]
     assert "no kernel breaks it alone" in plan.sections[3].note

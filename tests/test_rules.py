@@ -58,7 +58,7 @@ ALSO_BROKEN: dict[str, set[str]] = {
     # Curated pairs divide the tile.
     "arch.tile-m-divisible": {"ck.wave-warp"},
     "arch.tile-n-divisible": {"ck.wave-warp"},
-    "arch.tile-k-divisible": {"ck.wave-warp"},
+    "ck.tile-k-divisible": {"ck.wave-warp"},
     # Only a wave layout outside CK's table for the arch leaves a curated tile's A / B share uneven.
     # (and the uneven share leaves the compv1 load's wavefront uncovered: the tile loads of rules/pipeline.toml)
     "ck.a-tile-threads": {"ck.wave-layout", "ck.wave-warp", "pipeline.a-load-wavefront"},
@@ -74,7 +74,7 @@ ALSO_BROKEN: dict[str, set[str]] = {
     # No curated config exceeds even 64 KiB; a double buffer on compv3 does (gfx942).
     "arch.lds-capacity": {"ck.dsb-only-compv4"},
     # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it.
-    "ck.wmma-k-per-block": {"arch.tile-k-divisible"},
+    "ck.wmma-k-per-block": {"ck.tile-k-divisible"},
     # Wave32 archs have 16x16 warp tiles only; a 32-wide one's derived k (16) is below 32.
     "ck.wmma-warp-tile-m": {"arch.warp-tile", "ck.wave-warp", "ck.wmma-warp-tile-k"},
     # Stream-K's legacy warp_tile_k is at most 16 (gfx1201).

@@ -168,3 +168,12 @@ def test_write_plan_then_audit_it_where_nothing_is_compiled_in_time(tmp_path, ca
     unexpressible = sum(s["unexpressible"] for s in out["audit"]["sections"])
     assert not_run + unexpressible == sum(s["kernels"] for s in out["audit"]["sections"])
     assert unexpressible >= 1  # e.g. the near miss of ck-api-2025.11.explicit-gemm: never compiled
+
+
+def test_the_plan_keeps_its_sections_notes_and_populations():
+    text = ("# audit: uniform\n#   drawn from 1,234 kernel(s)\nk1\n# audit: near-miss r.x\n"
+            "#   no kernel breaks it alone: the other rules imply it\n")
+    plan = P.parse(text.splitlines(), "plan")
+    assert [(s.kind, s.population, s.note, s.names) for s in plan.sections] == [
+        ("uniform", 1234, "", ["k1"]), ("near-miss", None, "no kernel breaks it alone: the other rules imply it", [])]
+    assert P.parse(plan.text().splitlines(), "again").sections == plan.sections

@@ -158,6 +158,9 @@ def text(rep: AuditReport, revision: str) -> str:
             if not s.kernels:
                 lines.append(f"  {s.detail:<{width}}  -  {s.note or 'none drawn'}")
                 continue
+            if not s.compiled and s.unexpressible:
+                lines.append(f"  {s.detail:<{width}}  -  the CK API revision cannot express its near misses")
+                continue
             lines.append(f"  {s.detail:<{width}}  {s.failed:>3} of {s.compiled:<3} fail  {_share(s):>6}{_left(s)}"
                          + (f"  built: {s.built_examples[0]}" if s.built_examples else ""))
     c = rep.confusion
@@ -188,6 +191,9 @@ def markdown(rep: AuditReport) -> str:
         if s.kind == "near-miss":
             if not s.kernels:
                 lines.append(f"| `{s.detail}` | - | - | {s.note or 'none drawn'} |")
+            elif not s.compiled and s.unexpressible:
+                lines.append(f"| `{s.detail}` | - | - | the CK API revision cannot express its near misses (never "
+                             f"compiled) |")
             else:
                 lines.append(f"| `{s.detail}` | {s.compiled} | {s.failed} | {_share(s)} |")
     return "\n".join(lines)

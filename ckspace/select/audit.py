@@ -110,6 +110,14 @@ def parse(lines: Sequence[str], label: str) -> AuditPlan | None:
             current = Section(words[0], words[1] if len(words) > 1 else "")
             sections.append(current)
             continue
+        if current is not None and line.startswith("#") and not current.names:  # the header's own comment lines
+            text = line.lstrip("#").strip()
+            drawn = text.removeprefix("drawn from ").removesuffix(" kernel(s)").replace(",", "")
+            if text.startswith("drawn from ") and drawn.isdigit():
+                current.population = int(drawn)
+            elif text:
+                current.note = text
+            continue
         name = line.split("#", 1)[0].strip()
         if not name:
             continue

@@ -1,0 +1,77 @@
+"""The facts against the compiler's verdicts of the device audit (scripts/data/audit-2026-11-27.json: ckspace verify
+--audit, clang 22 and CK Tile 2025.11, five archs; each kernel's status and first error as verify gave them).
+
+- No fact may reject a kernel that built with matrix instructions, but for the rules listed in BUILT_BUT_REJECTED
+  with why.
+- Every failure whose error is the one a fact transcribes is rejected by that fact.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ckspace import Space
+from ckspace.codegen.ckapi import combine_rules
+
+DATA = Path(__file__).resolve().parent.parent / "scripts" / "data" / "audit-2026-11-27.json"
+ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201")
+
+# Facts that reject kernels the audit saw build, and why that is right.
+BUILT_BUT_REJECTED = {
+    # 2048 threads: it compiles, but LLVM caps the code object at 1024 and no launch runs it (verify's no-launch, which
+    # the audit's verify did not have yet)
+    "arch.workgroup-size",
+    # a forward or bwd_data name with _2stage is the same C++ as without: a naming rule, not a compile limit
+    "pipeline.two-stage-variant",
+}
+
+# (pattern of the first error, the fact that transcribes it)
+ERRORS = [
+    (r"gemm_pipeline_ag_bg_cr_comp_async\.hpp:552", "ck-api-2025.11.comp-async"),
+    (r"Ping Pong Warps, TileSize and Block Size", "pipeline.compv5-ping-pong"),
+    (r"call to member function 'operator\(\)' is ambiguous", "ck-api-2025.11.compv2"),
+    (r"backward_data_kernel\.hpp:927:\d+: error: no member named 'get_length'", "ck-api-2025.11.bwd-data-dsb"),
+    (r"(forward_kernel\.hpp:944|backward_weight_kernel\.hpp:862):\d+: error: no matching member function",
+     "ck-api-2025.11.dsb-pipeline"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def space(arch: str) -> Space:
+    return Space(arch=arch, rules=combine_rules("-ck-curation", "2025.11"))
+
+
+def verdicts() -> list[tuple[str, str, dict]]:
+    data = json.loads(DATA.read_text())
+    out = []
+    for rnd in data["rounds"].values():
+        for arch, entry in rnd.items():
+            out += [(arch, name, k) for name, k in entry["kernels"].items()]
+    return out
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_no_fact_rejects_a_kernel_that_built(arch):
+    built = [n for a, n, k in verdicts() if a == arch and k["status"] == "ok"]
+    assert len(built) >= 10
+    for name in built:
+        broken = {v.rule for v in space(arch).check(name)}
+        assert broken <= BUILT_BUT_REJECTED, (name, broken)
+
+
+def test_each_transcribed_failure_is_rejected_by_its_fact():
+    seen = {rule: 0 for _, rule in ERRORS}
+    for arch, name, k in verdicts():
+        if k["status"] != "failed":
+            continue
+        for pattern, rule in ERRORS:
+            if re.search(pattern, k["error"]):
+                seen[rule] += 1
+                broken = {v.rule for v in space(arch).check(name)}
+                assert rule in broken, (arch, name, rule, broken)
+    assert all(seen.values()), seen  # every transcribed error occurs in the data

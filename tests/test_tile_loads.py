@@ -134,3 +134,44 @@ def test_every_tile_load_rule_has_compiled_near_misses(rid):
     if rid in ("pipeline.b-load-vector", "pipeline.a-load-rows", "pipeline.b-load-rows"):
         pytest.skip(f"no near miss of {rid} alone in the audited regions")
     assert rows and all(r["status"] == "failed" for r in rows), rows
+
+
+def cshuffle_store_fails(cfg: dict, arch: str) -> bool:
+    """Whether CK Tile 2025.11's CShuffleEpilogue fails to store the kernel's C tile, read from
+    ck_tile/ops/epilogue/cshuffle_epilogue.hpp (amd-aiter 0.1.7.post2.dev18): its block has MWave·NWave·warp_size
+    threads (line 49); row-major E (GroupedConvTraits), so shuffle_tile_tuple (209-234) takes
+    min(vec_c / e, kMPerBlock / (MPerXdl·MWave)) M XDLs when a thread holds e < vec_c elements of a warp tile, after
+    static_asserting kMPerBlock % (vec_c / e) == 0; MNPerIterationShuffle (240-249) falls back to one XDL per wave when
+    that does not divide the tile; the store's pattern (642-647) is tile_distribution_encoding_pattern_2d."""
+    warp = WARP_SIZE[arch]
+    wm, wn, tm, tn = cfg["wave_m"], cfg["wave_n"], cfg["warp_tile_m"], cfg["warp_tile_n"]
+    vec = cfg["vec_c"]
+    e = tm * tn // warp
+    if e >= vec:
+        num_m = 1
+    else:
+        shuffles = vec // e
+        if cfg["tile_m"] % (tm * wm) or cfg["tile_m"] % shuffles:
+            return True  # the static_assert of shuffle_tile_tuple
+        num_m = min(shuffles, cfg["tile_m"] // (tm * wm))
+    m_val, n_val = tm * wm * num_m, tn * wn
+    if cfg["tile_m"] % m_val or cfg["tile_n"] % n_val:
+        m_val, n_val = tm * wm, tn * wn
+    block = warp * wm * wn
+    if wm * wn < cfg["num_wave_groups"]:
+        return True  # Y0 = 0: Y2 = YPerTile / (Y1 * Y0) divides by zero
+    return pattern_fails(block, m_val, n_val, vec, warp, cfg["num_wave_groups"], "2025.11")
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(arch=st.sampled_from(sorted(WARP_SIZE)), tile_m=st.sampled_from([16, 32, 48, 64, 96, 128, 192, 224, 256]),
+       tile_n=st.sampled_from([16, 32, 48, 64, 96, 128, 192, 256]),
+       waves=st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1), (2, 2, 1), (1, 4, 1), (4, 1, 1), (2, 1, 2), (1, 1, 2)]),
+       warp_tile=st.sampled_from([(16, 16, 16), (32, 32, 8), (16, 16, 32), (32, 32, 16), (4, 64, 16), (64, 4, 16)]),
+       vec_c=st.sampled_from([1, 2, 4, 8, 16]), groups=st.sampled_from([1, 2, 4]))
+def test_the_c_store_rule_rejects_what_the_epilogue_asserts_reject(arch, tile_m, tile_n, waves, warp_tile, vec_c,
+                                                                    groups):
+    cfg = {**BASE, "tile_m": tile_m, "tile_n": tile_n, "wave_m": waves[0], "wave_n": waves[1], "wave_k": waves[2],
+           "warp_tile_m": warp_tile[0], "warp_tile_n": warp_tile[1], "warp_tile_k": warp_tile[2], "vec_c": vec_c,
+           "num_wave_groups": groups}
+    assert rules_reject(cfg, arch, ("ck-api-2025.11.cshuffle-store",), LOADS_2025) == cshuffle_store_fails(cfg, arch), cfg

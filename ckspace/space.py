@@ -53,6 +53,12 @@ class Space(KernelSpace):
                          catalog=catalog)
         self._explainer = None
 
+    def breaking(self, rule_id: str) -> "Space":
+        """The near misses of one enabled rule (KernelSpace.breaking), with an explainer of their own."""
+        other = super().breaking(rule_id)
+        other._explainer = None
+        return other  # type: ignore[return-value]
+
     # -- one kernel ---------------------------------------------------------------------------------------------
     def parse(self, name: str) -> dict[str, object]:
         """A kernel name as its config; KernelNameError (a CkspaceError) names the malformed part.

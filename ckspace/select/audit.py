@@ -47,7 +47,7 @@ class AuditPlan:
         """Every kernel once, in the order of the sections."""
         return list(dict.fromkeys(n for s in self.sections for n in s.names))
 
-    def text(self) -> str:  # noqa: D401 - the file's content
+    def text(self) -> str:
         lines = [f"# ckspace verify --audit plan{': ' + self.about if self.about else ''}",
                  "# one kernel name per line; the '# audit:' lines are its sections (verify --audit --names reads them)"]
         for s in self.sections:

@@ -30,7 +30,8 @@ def test_near_misses_break_their_rule_and_no_other(rule):
     space = _open()
     from ckspace.select.sample import sample_space
 
-    picked, total = sample_space(space.breaking(rule), 6, seed=3)
+    # one stratum (forward 2D fp16) keeps the count's factoring to a second or two
+    picked, total = sample_space(space.breaking(rule), 6, seed=3, variant="forward", ndim=2, dtype="fp16")
     assert total > 6 and len(picked) == 6
     for cfg in picked:
         cfg = dict(cfg)
@@ -59,8 +60,9 @@ def test_breaking_refuses_a_rule_that_is_off_or_built_in():
 def test_the_plan_is_reproducible_and_reads_back_from_its_text():
     space = _open()
     rules = [r for r in P.fact_rules(space) if r.id in ("arch.tile-m-divisible", "pipeline.dw-lds")]
-    plan = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules)
-    again = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules)
+    one = {"variant": ["forward", "bwd_data"], "ndim": 2, "dtype": "fp16"}  # two strata: seconds, not a minute
+    plan = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules, filters=one)
+    again = P.draw(space, 4, 2, seed=5, stratify="variant,pipeline", rules=rules, filters=one)
     assert plan.text() == again.text()
     kinds = [(s.kind, s.detail) for s in plan.sections]
     assert kinds == [("uniform", ""), ("stratified", "variant,pipeline"), ("near-miss", "arch.tile-m-divisible"),
@@ -153,7 +155,7 @@ def test_write_plan_then_audit_it_where_nothing_is_compiled_in_time(tmp_path, ca
     plan_file = tmp_path / "plan.txt"
     base = ["verify", "--arch", "gfx942", "--audit", "--ck-api", "2025.11", "--toolchain", "none"]
     assert main([*base, "--sample", "2", "--near-misses", "1", "--stratify", "none", "--variant", "forward",
-                 "--write-plan", str(plan_file)]) == 0
+                 "--ndim", "2", "--dtype", "fp16", "--write-plan", str(plan_file)]) == 0
     text = plan_file.read_text()
     assert text.count("# audit: uniform") == 1 and "# audit: stratified" not in text
     assert "# audit: near-miss arch.lds-capacity" in text

@@ -93,6 +93,8 @@ def test_a_section_header_that_is_not_one_is_an_error():
 
     with pytest.raises(DataError, match=r"plan:2: not an audit section"):
         P.parse(["# audit: uniform", "# audit: near-miss", "x"], "plan")
+    with pytest.raises(DataError, match=r"plan: 1 name\(s\) before the first '# audit:' section \(k0\)"):
+        P.parse(["k0", "# audit: uniform", "k1"], "plan")
 
 
 def test_interleaving_takes_each_section_in_turn():

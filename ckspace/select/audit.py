@@ -122,14 +122,15 @@ def parse(lines: Sequence[str], label: str) -> AuditPlan | None:
         if not name:
             continue
         if current is None:
-            if sections:
-                continue
             current = Section("listed")
             sections.append(current)
         current.names.append(name)
     if not any(s.kind != "listed" for s in sections):
         return None
-    return AuditPlan([s for s in sections if s.kind != "listed" or s.names])
+    if sections[0].kind == "listed":  # names a section header does not claim: no draw, no near miss of a rule
+        raise DataError(f"{label}: {len(sections[0].names)} name(s) before the first '# audit:' section "
+                        f"({sections[0].names[0]}); put them in a section or audit a plain names file")
+    return AuditPlan(sections)
 
 
 def classify(space, names: Sequence[str], configs: Mapping[str, Mapping[str, object]]) -> AuditPlan:

@@ -431,35 +431,33 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
     return result
 
 
-def block_threads(space, config: Mapping[str, object]) -> int | None:
-    """The threads of a kernel's workgroup (the derived `threads`: warp size × waves), or None (depthwise)."""
+def derived_int(space, config: Mapping[str, object], name: str) -> int | None:
+    """A derived quantity of a kernel (fields.toml `derive.NAME`) as an integer, or None where it does not apply to
+    the kernel's family or reads a field the config lacks."""
     from ..rules import expr as E
     from ..rules.model import kind_of_variant
 
-    derive = space.data.derives.get("threads")
+    derive = space.data.derives.get(name)
     if derive is None or not derive.applies_to(kind_of_variant(str(config.get("variant")))):
         return None
     try:
         value = E.evaluate(derive.expr, config, space.model.resolve)
-    except Exception:  # a field it reads is missing: nothing to compare
+    except Exception:  # a field the formula reads is missing: nothing to compare with
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def block_threads(space, config: Mapping[str, object]) -> int | None:
+    """The threads of a kernel's workgroup (the derived `threads`: warp size × waves), or None (depthwise)."""
+    return derived_int(space, config, "threads")
 
 
 def model_lds(space, config: Mapping[str, object]) -> int | None:
     """The model's LDS bytes of a kernel: the derived lds_bytes (dw_lds_bytes for a depthwise kernel), or None."""
-    from ..rules import expr as E
     from ..rules.model import kind_of_variant
 
-    kind = kind_of_variant(str(config.get("variant")))
-    derive = space.data.derives.get("dw_lds_bytes" if kind == "depthwise" else "lds_bytes")
-    if derive is None or not derive.applies_to(kind):
-        return None
-    try:
-        value = E.evaluate(derive.expr, config, space.model.resolve)
-    except Exception:  # a field the formula reads is missing: no model value to compare with
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    depthwise = kind_of_variant(str(config.get("variant"))) == "depthwise"
+    return derived_int(space, config, "dw_lds_bytes" if depthwise else "lds_bytes")
 
 
 def _drop_objects_without_assembly(work: Path, arch: str, units: int) -> None:

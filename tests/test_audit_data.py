@@ -38,6 +38,9 @@ ERRORS = [
     (r"backward_data_kernel\.hpp:927:\d+: error: no member named 'get_length'", "ck-api-2025.11.bwd-data-dsb"),
     (r"(forward_kernel\.hpp:944|backward_weight_kernel\.hpp:862):\d+: error: no matching member function",
      "ck-api-2025.11.dsb-pipeline"),
+    # a block GEMM with no iteration along K (tile_k < warp_tile_k), M or N (a tile below wave·warp tile)
+    (r"'0 < kThreadElementSpaceSize'", "pipeline.warp-tile-k-fits|arch.tile-m-divisible|arch.tile-n-divisible"),
+    (r"local memory \(\d+\) exceeds limit", "arch.lds-capacity|ck-api-2025.11.lds-c-tile|ck-api-2025.11.lds-epilogue"),
 ]
 
 
@@ -73,5 +76,5 @@ def test_each_transcribed_failure_is_rejected_by_its_fact():
             if re.search(pattern, k["error"]):
                 seen[rule] += 1
                 broken = {v.rule for v in space(arch).check(name)}
-                assert rule in broken, (arch, name, rule, broken)
+                assert broken & set(rule.split("|")), (arch, name, rule, broken)  # a|b: any of them
     assert all(seen.values()), seen  # every transcribed error occurs in the data

@@ -55,6 +55,9 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "ck-api-2025.11.cshuffle-store": {"ck.pipeline", "ck.tile", "ck.vector", "ck.warp-tile-k", "ck.wave-groups",
                                       "ck.wave-warp"},
     "pipeline.compv5-ping-pong": {"ck.pipeline", "ck.wave-warp"},
+    "pipeline.warp-tile-k-fits": {"ck.pipeline", "ck.tile-k-divisible", "ck.vector", "ck.warp-tile-k", "ck.wave-warp"},
+    "ck-api-2025.11.transpose-wave-groups-a": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-groups", "ck.wave-warp"},
+    "ck-api-2025.11.transpose-wave-groups-b": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-groups", "ck.wave-warp"},
     "ck-api-2025.11.dsb-pipeline": {"ck.dsb-only-compv4"},
     "ck-api-2025.11.bwd-data-dsb": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-warp"},
     # CK's curated wave/warp pairs use only the layouts of CK's table for the arch (at most 16 waves).
@@ -78,6 +81,8 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "arch.vec-c-tile-n": {"ck.tile", "ck.wave-warp", "ck.vector", "ck.pipeline"},
     # No curated config exceeds even 64 KiB; a double buffer on compv3 does (gfx942).
     "arch.lds-capacity": {"ck.dsb-only-compv4"},
+    "ck-api-2025.11.lds-c-tile": {"ck.pipeline", "ck.tile", "ck.vector", "ck.warp-tile-k", "ck.wave-warp"},
+    "ck-api-2025.11.lds-epilogue": {"ck.feature", "ck.pipeline", "ck.warp-tile-k", "ck.wave-layout", "ck.wave-warp"},
     # wave_k·warp_tile_k > tile_k implies tile_k is no multiple of it.
     "ck.wmma-k-per-block": {"ck.tile-k-divisible"},
     # Wave32 archs have 16x16 warp tiles only; a 32-wide one's derived k (16) is below 32.
@@ -134,6 +139,10 @@ WHEN_EXEMPT: dict[str, str] = {}
 # gfx1201 has no valid GEMM kernel at all (spec 11.2), so its examples cannot be valid.
 ACCEPT_NOT_VALID: dict[str, set[str]] = {
     "pipeline.compv5-ping-pong": {"ck.pipeline"},  # CK's full curates no compv5 kernel
+    "ck-api-2025.11.lds-c-tile": {"ck.pipeline"},
+    # CK's full curates no wave groups (and no vector 1 with them)
+    "ck-api-2025.11.transpose-wave-groups-a": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-groups", "ck.wave-warp"},
+    "ck-api-2025.11.transpose-wave-groups-b": {"ck.pipeline", "ck.vector", "ck.wave-groups"},
     "ck.wmma-warp-tile-k": {"arch.warp-tile"},
     "ck.wmma-streamk": {"ck.wmma-warp-tile-k"},
 }

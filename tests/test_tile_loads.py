@@ -1,5 +1,6 @@
 """The tile-load facts (rules/pipeline.toml a/b-load-*, rules/ck-api-2025.11.toml a/b-load-threads; families
-pipeline and ck-api-2025.11) against two oracles that do not run the rule engine:
+pipeline and ck-api-2025.11), the C store's and the backward transposes' (ck-api-2025.11 cshuffle-store,
+transpose-vector-a/b, transpose-wave-groups-a/b) against oracles that do not run the rule engine:
 
 - a transcription of CK Tile's tile_distribution_encoding_pattern_2d (ck_tile/core/algorithm/static_encoding_pattern.hpp)
   in plain Python, for the 2025.11 revision (X0 = X / X1) and the newest (X0 = min(warp_size, X / X1), X2 loops),
@@ -55,6 +56,8 @@ def pattern_fails(block: int, y: int, x: int, vec: int, warp: int, groups: int, 
     if x0 * y1 != warp:
         return True  # X0 * Y1 must cover whole wavefront
     y0 = block // warp // groups
+    if y0 == 0:
+        return True  # fewer waves than wave groups: Y2 = YPerTile / (Y1 * Y0) divides by zero
     y2 = y // (y1 * y0)
     if x0 * y1 * y0 * groups != block or y0 * y1 * y2 != y:
         return True  # ... must cover whole workgroup / whole YPerTile
@@ -175,3 +178,145 @@ def test_the_c_store_rule_rejects_what_the_epilogue_asserts_reject(arch, tile_m,
            "warp_tile_m": warp_tile[0], "warp_tile_n": warp_tile[1], "warp_tile_k": warp_tile[2], "vec_c": vec_c,
            "num_wave_groups": groups}
     assert rules_reject(cfg, arch, ("ck-api-2025.11.cshuffle-store",), LOADS_2025) == cshuffle_store_fails(cfg, arch), cfg
+
+
+# ---- the register transposes of the backward GEMMs ----------------------------------------------------------------
+TRANSPOSES = ("ck-api-2025.11.transpose-vector-a", "ck-api-2025.11.transpose-vector-b",
+              "ck-api-2025.11.transpose-wave-groups-a", "ck-api-2025.11.transpose-wave-groups-b")
+ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+
+
+def global_vector_load(x: int, per_thread: int, size: int) -> int:
+    """UniversalGemmBasePolicy::GetGlobalVectorLoadSize (gemm_universal_pipeline_ag_bg_cr_policy.hpp:351-392 of
+    amd-aiter 0.1.7.post2.dev18) for a type of `size` bytes (PackedSize 1): 16 bytes, 8 bytes, then 4 and 2 bytes only
+    for a type at least that wide, else one element; each must divide the tile's contiguous side and the elements per
+    thread."""
+    for width in (16, 8, 4, 2):
+        if width in (4, 2) and size < width:
+            continue
+        n = width // size
+        if x % n == 0 and per_thread % n == 0:
+            return n
+    return 1
+
+
+def encoding(block: int, y: int, x: int, vec: int, warp: int, groups: int, shuffled: bool):
+    """tile_distribution_encoding_pattern_2d<block, y, x, vec, thread_raked, groups> (static_encoding_pattern.hpp
+    :131-207): (R lengths, H lengths per dimension, the Ys as (H major, H minor))."""
+    x1 = min(vec, x * y // block)
+    x0 = x // x1
+    y1 = warp // x0
+    y0 = block // warp // groups
+    y2 = y // (y1 * y0)
+    if groups != 1:
+        hs = ((x0, x1), (y1, y2)) if shuffled else ((y1, y2), (x0, x1))
+        return (y0,), hs, ((1, 1), (2, 1))
+    if shuffled:
+        return (1,), ((x0, x1), (y0, y1, y2)), ((1, 1), (2, 2))
+    return (1,), ((y0, y1, y2), (x0, x1)), ((1, 2), (2, 1))
+
+
+def transpose_fails(src, dst, revision: str) -> bool:
+    """Whether transpose_tile2d(dst, src) fails to compile (ck_tile/core/tensor/transpose_tile.hpp: 2025.11 of
+    amd-aiter 0.1.7.post2.dev18, lines 23-240; the newest of ROCm/rocm-libraries maps the Ys by reversal)."""
+    (rs_in, hs_in, ys_in), (rs_out, hs_out, ys_out) = src, dst
+    len_in = [hs_in[major - 1][minor] for major, minor in ys_in]
+    len_out = [hs_out[major - 1][minor] for major, minor in ys_out]
+    if rs_in != rs_out or hs_in != tuple(reversed(hs_out)) or len_in != list(reversed(len_out)):
+        return True  # the H lengths must be each other's reverse (line 228: no operator== for unequal types)
+    ndim = len(ys_in)
+    if revision == "2025.11":
+        minor_to_y_in = {minor: i for i, (_, minor) in enumerate(ys_in)}  # a later Y overwrites an earlier one
+        minor_to_y_out = {minor: i for i, (_, minor) in enumerate(ys_out)}
+        out_to_in = {y_out: minor_to_y_in[minor] for minor, y_out in minor_to_y_out.items()}
+    else:
+        out_to_in = {i: ndim - 1 - i for i in range(ndim)}
+    dim_in, dim_out = ndim - 1, out_to_in[ndim - 1]
+    vec_in, vec_out = len_in[dim_in], len_in[dim_out]
+
+    def offset(idx):  # the packed thread buffer of the Ys (get_ys_to_d_descriptor)
+        off = 0
+        for i, length in zip(idx, len_in):
+            off = off * length + i
+        return off
+
+    per_access = [1 if vec_in == 1 else (len_in[i] if i in (dim_in, dim_out) else 1) for i in range(ndim)]
+    starts = [()]
+    for length, step in zip(len_in, per_access):
+        starts = [s + (i,) for s in starts for i in range(0, length, step)]
+    for start in starts:
+        if vec_out == 1 or vec_in == 1:
+            if offset(start) % vec_in:
+                return True  # line 115
+            continue
+        for i in range(vec_out):  # the input vectors along the output's vector dimension (line 160)
+            idx = list(start)
+            idx[dim_out] += i
+            if offset(idx) % vec_in:
+                return True
+    return False
+
+
+def transposes_fail(cfg: dict, arch: str) -> bool:
+    """Whether a backward GEMM's register transposes fail in CK Tile 2025.11: A column-major (bwd_weight) and B
+    row-major (bwd_data, bwd_weight) are loaded with the config's vectors (FixedVectorSize) and transposed into the
+    policy's MakeShuffledA/BRegTileDistribution (GetVectorSizeA/B), by every pipeline but those reading transposed
+    from LDS (gfx950's is_a/b_load_tr: compv3, compv4, compv6 and mem; compv1, basic_v1 and compv5 never do)."""
+    if cfg["variant"] not in ("bwd_data", "bwd_weight"):
+        return False
+    if cfg["pipeline"] not in ("compv1", "basic_v1", "compv5") and (
+            arch == "gfx950" or cfg["pipeline"] not in ("compv3", "compv4", "compv6", "mem")):
+        return False
+    warp = WARP_SIZE[arch]
+    block = warp * cfg["wave_m"] * cfg["wave_n"] * cfg["wave_k"]
+    size = ELEM_BYTES[cfg["dtype"]]
+    k, groups = cfg["tile_k"], cfg["num_wave_groups"]
+    operands = [(cfg["tile_n"], cfg["vec_b"])] + ([(cfg["tile_m"], cfg["vec_a"])] if cfg["variant"] == "bwd_weight"
+                                                   else [])
+    for x, vec in operands:
+        own = global_vector_load(x, x * k // block, size)
+        if pattern_fails(block, k, x, own, warp, groups, "2025.11"):
+            return True  # the shuffled distribution itself does not compile
+        if transpose_fails(encoding(block, k, x, vec, warp, groups, False),
+                           encoding(block, k, x, own, warp, groups, True), "2025.11"):
+            return True
+    return False
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(arch=st.sampled_from(sorted(WARP_SIZE)), variant=st.sampled_from(["bwd_data", "bwd_weight"]),
+       dtype=st.sampled_from(["fp16", "bf16", "fp32"]),
+       pipeline=st.sampled_from(["compv1", "basic_v1", "compv3", "compv4", "compv5", "mem"]),
+       tile_m=st.sampled_from([16, 32, 48, 64, 80, 96, 128, 192, 256]),
+       tile_n=st.sampled_from([16, 32, 48, 64, 80, 96, 128, 192, 256]),
+       tile_k=st.sampled_from([8, 16, 24, 32, 48, 64, 96, 128]),
+       waves=st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1), (2, 2, 1), (1, 4, 1), (4, 1, 1), (2, 1, 2), (4, 2, 1)]),
+       vec_a=st.sampled_from([1, 2, 4, 8, 16]), vec_b=st.sampled_from([1, 2, 4, 8, 16]),
+       groups=st.sampled_from([1, 1, 2, 4]))
+def test_the_transpose_rules_reject_what_transpose_tile_rejects(arch, variant, dtype, pipeline, tile_m, tile_n, tile_k,
+                                                                waves, vec_a, vec_b, groups):
+    cfg = {**BASE, "variant": variant, "dtype": dtype, "pipeline": pipeline, "tile_m": tile_m, "tile_n": tile_n,
+           "tile_k": tile_k, "wave_m": waves[0], "wave_n": waves[1], "wave_k": waves[2], "vec_a": vec_a,
+           "vec_b": vec_b, "num_wave_groups": groups}
+    if waves[0] * waves[1] * waves[2] < groups or loads_fail(cfg, arch, "2025.11"):
+        return  # the load pattern itself does not compile: the load rules' case
+    assert rules_reject(cfg, arch, TRANSPOSES, LOADS_2025) == transposes_fail(cfg, arch), cfg
+
+
+def test_the_transpose_oracle_matches_the_compiler():
+    """The oracle against the audit's compiled kernels (scripts/data/audit-2026-11-27.json): each kernel that failed
+    in transpose_tile.hpp fails in the oracle, each that built passes it (and the rules agree)."""
+    rounds = json.loads((REPO / "scripts" / "data" / "audit-2026-11-27.json").read_text())["rounds"]
+    seen = {"failed": 0, "ok": 0}
+    for arch_rows in rounds.values():
+        for arch, rows in arch_rows.items():
+            for name, row in rows["kernels"].items():
+                cfg = parse_name(name)
+                if cfg["variant"] not in ("bwd_data", "bwd_weight") or loads_fail(cfg, arch, "2025.11"):
+                    continue
+                failed_here = "transpose_tile.hpp" in (row.get("error") or "")
+                if row["status"] == "ok" or failed_here:
+                    assert transposes_fail(cfg, arch) == failed_here, (arch, name)
+                    assert rules_reject(cfg, arch, TRANSPOSES, LOADS_2025 + ",-ck-curation") == failed_here, (arch, name)
+                    seen["failed" if failed_here else "ok"] += 1
+    assert seen["failed"] >= 40 and seen["ok"] >= 10, seen

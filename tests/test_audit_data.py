@@ -40,6 +40,7 @@ ERRORS = [
      "ck-api-2025.11.dsb-pipeline"),
     # a block GEMM with no iteration along K (tile_k < warp_tile_k), M or N (a tile below wave·warp tile)
     (r"'0 < kThreadElementSpaceSize'", "pipeline.warp-tile-k-fits|arch.tile-m-divisible|arch.tile-n-divisible"),
+    (r"load_tile_transpose\.hpp:212", "ck-api-2025.11.compv5-load-transpose"),
     (r"local memory \(\d+\) exceeds limit", "arch.lds-capacity|ck-api-2025.11.lds-c-tile|ck-api-2025.11.lds-epilogue"),
 ]
 

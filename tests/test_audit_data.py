@@ -27,7 +27,7 @@ BUILT_BUT_REJECTED = {
     # the audit's verify did not have yet)
     "arch.workgroup-size",
     # a forward or bwd_data name with _2stage is the same C++ as without: a naming rule, not a compile limit
-    "pipeline.two-stage-variant",
+    "names.two-stage-variant",
 }
 
 # (pattern of the first error, the fact that transcribes it)

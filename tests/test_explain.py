@@ -451,7 +451,7 @@ def test_ck_api_revision() -> None:
     assert code == 0 and "CK API 2025.11 cannot build it" in out
     assert cli("explain", EXPLICIT_GEMM, "--ck-api", "2026.06")[0] == 0
     code, out, _ = cli("explain", EXPLICIT_GEMM, "--ck-api", "2025.11", "--rules", "-ck-curation", "--neighbours", "0")
-    assert code == 1 and "rules arch, pipeline, ck-api-2025.11" in out
+    assert code == 1 and "rules arch, pipeline, names, ck-api-2025.11" in out
     code, _, err = cli("explain", EXPLICIT_GEMM, "--ck-api", "1999.01")
     assert code == 2 and "unknown CK API revision" in err and err.count("\n") == 1
 
@@ -584,7 +584,7 @@ def test_subprocess_single_names() -> None:
     bad = run("explain", "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x12x_2x2x1_16x16x32")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     open_space = run("explain", WAVE_4X4X2, "--arch", "gfx942", "--rules", "-ck-curation", "--format", "json")
-    assert open_space.returncode == 1 and json.loads(open_space.stdout)["rules"] == ["arch", "pipeline"]
+    assert open_space.returncode == 1 and json.loads(open_space.stdout)["rules"] == ["arch", "pipeline", "names"]
 
 
 # -- fuzzing: no input crashes or prints a traceback -----------------------------------------------------------------

@@ -105,7 +105,7 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "ck.backward-compv5": {"ck.pipeline"},
     # Stream-K and two-stage are curated for bwd_weight only.
     "pipeline.streamk-variant": {"ck.feature", "ck.pipeline"},
-    "pipeline.two-stage-variant": {"ck.feature", "ck.pipeline"},
+    "names.two-stage-variant": {"ck.feature", "ck.pipeline"},
     # dsb is curated only with compv4, which is dsb-capable.
     "pipeline.dsb-capable": {"ck.dsb-only-compv4"},
     # All 20 curated depthwise configs pass the depthwise kernel's checks.

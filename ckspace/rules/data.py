@@ -89,7 +89,7 @@ class Family:
     default: bool
     doc: str
     switchable: bool = True
-    layer: str = "catalog"  # fact | catalog (families.toml)
+    layer: str = "catalog"  # fact | naming | catalog (families.toml)
 
     @property
     def fact(self) -> bool:

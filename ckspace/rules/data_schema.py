@@ -101,9 +101,12 @@ FIELDS_FILE = Table({
 
 # ---- families.toml ------------------------------------------------------------------------------------------------
 # layer: "fact" (what the hardware, CK Tile's C++ and the compiler allow: `verify --audit` checks its rules'
-# near misses against the compiler) or "catalog" (a rule set's choices on top of the facts; the default).
+# near misses against the compiler), "naming" (which names denote a kernel at all: a field that does not apply to a
+# variant; the C++ ignores it, so there is nothing to compile) or "catalog" (a rule set's choices on top of the
+# facts; the default).
 FAMILIES_FILE = Table({"family": Table(extra=Table({"default": Bool(), "doc": TEXT,
-                                                     "layer": Str(choices=("fact", "catalog"))}), key=NAME)})
+                                                     "layer": Str(choices=("fact", "naming", "catalog"))}),
+                                   key=NAME)})
 
 # ---- catalogs.toml: CK's rule sets as named curation on top of the facts --------------------------------------------
 # A catalog is curation families (rules and tables), or a list of configs: `configs` names a stored table of CK

@@ -41,3 +41,36 @@ def test_every_ckspace_import_of_a_script_resolves(script: Path) -> None:
 def test_the_child_code_of_bench_emit_is_checked() -> None:
     script = next(s for s in SCRIPTS if s.name == "bench_emit.py")
     assert ("ckspace.codegen", ["emit"]) in list(_imports(ast.parse(script.read_text())))
+
+
+def test_merge_audit_adds_a_round_and_recomputes_the_verdicts(tmp_path: Path) -> None:
+    """scripts/merge_audit.py: a verify --audit JSON and its plan become a round; accepted_now is recomputed for every
+    round from the facts (a fact-valid kernel is accepted, one breaking arch.tile-m-divisible is not)."""
+    import json
+    import subprocess
+    import sys
+
+    valid = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_16x16x32_vec8_8_8"
+    broken = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_224x256x64_2x2x1_32x32x16_vec8_8_8"
+    data = tmp_path / "audit.json"
+    data.write_text(json.dumps({"doc": "test", "rounds": {"1": {"gfx950": {"kernels": {
+        broken: {"status": "failed", "error": "e", "accepted_now": True}}, "sections": []}}}}))
+    (tmp_path / "plan-gfx950.txt").write_text(f"# a plan\n# audit: uniform\n{valid}\n# audit: near-miss arch.x\n"
+                                             f"{broken}\n")
+    (tmp_path / "gfx950.json").write_text(json.dumps({"audit": {"sections": []}, "verify": {"kernels": [
+        {"name": valid, "status": "ok", "error": None, "isa": {"lds_bytes": 36864}, "lds_model": 36864},
+        {"name": broken, "status": "failed", "error": "static assertion failed"},
+        {"name": "grouped_conv_x", "status": "not-run", "error": None}]}}))
+    script = SCRIPTS[0].parent / "merge_audit.py"
+    proc = subprocess.run([sys.executable, str(script), str(data), "2", str(tmp_path / "gfx950.json")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    rounds = json.loads(data.read_text())["rounds"]
+    new = rounds["2"]["gfx950"]
+    assert set(new["kernels"]) == {valid, broken}  # not-run kernels are left out
+    assert new["kernels"][valid] == {"status": "ok", "error": None, "lds": 36864, "lds_model": 36864,
+                                     "accepted_now": True}
+    assert new["kernels"][broken]["accepted_now"] is False
+    assert rounds["1"]["gfx950"]["kernels"][broken]["accepted_now"] is False  # recomputed, not kept
+    assert new["sections"] == [{"kind": "uniform", "detail": "", "names": [valid]},
+                               {"kind": "near-miss", "detail": "arch.x", "names": [broken]}]

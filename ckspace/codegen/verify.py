@@ -338,7 +338,9 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
 
     total = len(pending)
     done = 0
-    batch = max(unit_size, 1) * max(jobs or 2, 1) * 2  # units per round ≈ 2 per job: the budget is checked often
+    # Units per round ≈ 8 per job. A round ends when its slowest compile does, so a short round leaves jobs idle
+    # behind one long compile; the budget needs no short rounds (build() stops ninja at the deadline itself).
+    batch = max(unit_size, 1) * max(jobs or 2, 1) * 8
     queue: list[list[str]] = [pending[i:i + unit_size] for i in range(0, len(pending), max(unit_size, 1))]
     deadline = None if budget is None else started + budget
     while queue:

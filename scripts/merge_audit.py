@@ -1,12 +1,25 @@
-"""Add a round of `ckspace verify --audit --format json` outputs to an audit data file (scripts/data/audit-*.json).
+"""Add a round of `ckspace verify --audit --format json` outputs to an audit data file (scripts/data/audit-*.json),
+and write the audit's summary that `ckspace rules` shows (constraints/evidence/audit.json).
 
     python scripts/merge_audit.py scripts/data/audit-2026-11-27.json ROUND OUT_DIR/gfx90a.json OUT_DIR/gfx950.json ...
+    python scripts/merge_audit.py scripts/data/audit-2026-11-27.json --summary constraints/evidence/audit.json
 
 Each input is one arch's JSON ({"audit": ..., "verify": ...}; the arch is the file's stem), next to the plan it
 compiled (plan-ARCH.txt, `verify --audit --write-plan`). The round keeps every compiled kernel's status, first error
 and, for a kernel that built, its code object's LDS (group segment) and the model's lds_bytes; the sections keep the
 plan's names. `accepted_now` is then recomputed for every round: whether the
-facts of this checkout (`--rules -ck-curation,+toolchain-clang22 --ck-api 2025.11`) accept the kernel.
+facts of this checkout (`--rules -ck-curation,+toolchain-clang22 --ck-api 2025.11`) accept the kernel, and
+`broken_now` which of their rules it breaks.
+
+The summary (--summary, after the facts or the data change; tests/test_audit_data.py checks it is current) counts,
+per arch:
+- precision: the uniform and the stratified draws of PRECISION_ROUNDS that the facts accept now, and how many of them
+  built with matrix instructions;
+- the confusion of every compiled kernel of every round: accepted or rejected now, built or not;
+and per rule and arch, its near misses: the compiled kernels of any round that break that rule and no other now, and
+how many of them failed. A kernel counts only with a verdict: it failed (a compile error, no matrix instruction, no
+launch), or it built and its ISA was read (rounds 3 on). Rounds 1 and 2 kept no ISA: their kernels that compiled are
+counted apart (`compiled_isa_unread`), since one of them may have no matrix instruction or be unlaunchable.
 """
 
 from __future__ import annotations
@@ -21,6 +34,11 @@ from ckspace import Space  # noqa: E402
 from ckspace.codegen.ckapi import combine_rules  # noqa: E402
 
 FACTS = combine_rules("-ck-curation,+toolchain-clang22", "2025.11")
+# Rounds whose draws are uniform (or stratified) over a space that holds the facts' space of this checkout: facts have
+# only been added since round 3's plans were drawn, so its draws that the facts accept now are a uniform draw of
+# today's space. Rounds 1 and 2 were drawn before facts left (arch.wave-layout to curation), from other spaces.
+PRECISION_ROUNDS = ("3", "4")
+VERDICTS = ("ok", "failed", "no-matrix", "no-launch")  # not: not-run, unexpressible
 
 
 def round_of(path: Path) -> dict:
@@ -45,19 +63,76 @@ def round_of(path: Path) -> dict:
     return {"kernels": kernels, "sections": sections}
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) < 3:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    target, label, inputs = Path(argv[0]), argv[1], [Path(p) for p in argv[2:]]
-    data = json.loads(target.read_text())
-    data["rounds"][label] = {p.stem: round_of(p) for p in inputs}
+def recompute(data: dict) -> None:
+    """accepted_now and broken_now of every compiled kernel, by the facts of this checkout."""
     spaces: dict[str, Space] = {}
     for rnd in data["rounds"].values():
         for arch, entry in rnd.items():
             space = spaces.setdefault(arch, Space(arch=arch, rules=FACTS))
             for name, row in entry["kernels"].items():
-                row["accepted_now"] = not space.check(name)
+                broken = sorted({v.rule for v in space.check(name)})
+                row["accepted_now"] = not broken
+                row["broken_now"] = broken
+
+
+def summary(data: dict, source: str) -> dict:
+    archs: dict[str, dict] = {}
+    rules: dict[str, dict[str, dict[str, int]]] = {}
+    for label, rnd in data["rounds"].items():
+        for arch, entry in rnd.items():
+            mine = archs.setdefault(arch, {"uniform": {"compiled": 0, "built": 0},
+                                           "stratified": {"compiled": 0, "built": 0},
+                                           "confusion": {"accepted_built": 0, "accepted_failed": 0,
+                                                         "rejected_built": 0, "rejected_failed": 0}})
+            kernels = entry["kernels"]
+            for row in kernels.values():
+                if row["status"] not in VERDICTS:
+                    continue
+                if row["status"] == "ok" and "lds" not in row:
+                    mine["compiled_isa_unread"] = mine.get("compiled_isa_unread", 0) + 1
+                    continue
+                built = row["status"] == "ok"
+                key = f"{'accepted' if row['accepted_now'] else 'rejected'}_{'built' if built else 'failed'}"
+                mine["confusion"][key] += 1
+                if len(row["broken_now"]) == 1:
+                    count = rules.setdefault(row["broken_now"][0], {}).setdefault(arch, {"compiled": 0, "failed": 0})
+                    count["compiled"] += 1
+                    count["failed"] += not built
+            if label not in PRECISION_ROUNDS:
+                continue
+            for section in entry["sections"]:
+                if section["kind"] not in ("uniform", "stratified"):
+                    continue
+                for name in section["names"]:
+                    row = kernels.get(name)
+                    if row is not None and row["status"] in VERDICTS and row["accepted_now"]:
+                        mine[section["kind"]]["compiled"] += 1
+                        mine[section["kind"]]["built"] += row["status"] == "ok"
+    order = sorted(archs, key=lambda a: (len(a), a))  # gfx90a, gfx942, gfx950, gfx1100, gfx1201
+    return {"doc": "ckspace verify --audit with the registry toolchain (clang 22.1.8 of zig 0.17.0, CK Tile 2025.11) "
+                   f"and --ck-api 2025.11; precision from the draws of rounds {', '.join(PRECISION_ROUNDS)}",
+            "data": source, "precision_rounds": list(PRECISION_ROUNDS), "archs": {a: archs[a] for a in order},
+            "rules": {rule: {a: rules[rule][a] for a in order if a in rules[rule]} for rule in sorted(rules)}}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[1] == "--summary":
+        target, out = Path(argv[0]), Path(argv[2])
+        data = json.loads(target.read_text())
+        recompute(data)
+        target.write_text(json.dumps(data, indent=0) + "\n")
+        rel = target.resolve().relative_to(Path(__file__).resolve().parent.parent) \
+            if target.resolve().is_relative_to(Path(__file__).resolve().parent.parent) else target
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary(data, str(rel)), indent=1, sort_keys=False) + "\n")
+        return 0
+    if len(argv) < 3 or argv[1].startswith("-"):
+        print("usage: " + __doc__.strip().splitlines()[3].strip(), file=sys.stderr)
+        return 2
+    target, label, inputs = Path(argv[0]), argv[1], [Path(p) for p in argv[2:]]
+    data = json.loads(target.read_text())
+    data["rounds"][label] = {p.stem: round_of(p) for p in inputs}
+    recompute(data)
     target.write_text(json.dumps(data, indent=0) + "\n")
     return 0
 

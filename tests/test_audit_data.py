@@ -79,3 +79,69 @@ def test_each_transcribed_failure_is_rejected_by_its_fact():
                 broken = {v.rule for v in space(arch).check(name)}
                 assert broken & set(rule.split("|")), (arch, name, rule, broken)  # a|b: any of them
     assert all(seen.values()), seen  # every transcribed error occurs in the data
+
+
+FACTS_WITH_TOOLCHAIN = combine_rules("-ck-curation,+toolchain-clang22", "2025.11")
+SUMMARY = DATA.parent.parent.parent / "constraints" / "evidence" / "audit.json"
+PRECISION_ROUNDS = ("3", "4")  # the rounds drawn from a space that holds today's (docs/audit.md)
+
+
+@functools.lru_cache(maxsize=None)
+def space_with_toolchain(arch: str) -> Space:
+    return Space(arch=arch, rules=FACTS_WITH_TOOLCHAIN)
+
+
+def test_the_summary_that_ckspace_rules_shows_is_current():
+    """constraints/evidence/audit.json, recounted here from the raw verdicts and the facts of this checkout: a kernel
+    counts with a verdict (a failure, or built with its ISA read); precision from the uniform and stratified draws of
+    the precision rounds that the facts accept; a near miss of R breaks R and no other rule."""
+    data = json.loads(DATA.read_text())
+    summary = json.loads(SUMMARY.read_text())
+    assert summary["precision_rounds"] == list(PRECISION_ROUNDS)
+    verdict = ("ok", "failed", "no-matrix", "no-launch")
+    archs: dict = {}
+    near: dict = {}
+    for label, rnd in data["rounds"].items():
+        for arch, entry in rnd.items():
+            a = archs.setdefault(arch, {"uniform": [0, 0], "stratified": [0, 0], "confusion": {}, "unread": 0})
+            broken_of = {}
+            for name, k in entry["kernels"].items():
+                broken = sorted({v.rule for v in space_with_toolchain(arch).check(name)})
+                assert k["broken_now"] == broken, (arch, name)  # merge_audit.py --summary was run after the facts
+                broken_of[name] = broken
+                if k["status"] not in verdict:
+                    continue
+                if k["status"] == "ok" and "lds" not in k:
+                    a["unread"] += 1
+                    continue
+                key = ("rejected" if broken else "accepted") + ("_built" if k["status"] == "ok" else "_failed")
+                a["confusion"][key] = a["confusion"].get(key, 0) + 1
+                if len(broken) == 1:
+                    n = near.setdefault((broken[0], arch), [0, 0])
+                    n[0] += 1
+                    n[1] += k["status"] != "ok"
+            if label in PRECISION_ROUNDS:
+                for section in entry["sections"]:
+                    if section["kind"] in ("uniform", "stratified"):
+                        for name in section["names"]:
+                            k = entry["kernels"].get(name)
+                            if k is not None and k["status"] in verdict and not broken_of[name]:
+                                a[section["kind"]][0] += 1
+                                a[section["kind"]][1] += k["status"] == "ok"
+    for arch, a in archs.items():
+        s = summary["archs"][arch]
+        assert [s["uniform"]["compiled"], s["uniform"]["built"]] == a["uniform"]
+        assert [s["stratified"]["compiled"], s["stratified"]["built"]] == a["stratified"]
+        assert {k: v for k, v in s["confusion"].items() if v} == a["confusion"]
+        assert s.get("compiled_isa_unread", 0) == a["unread"]
+    assert {(r, arch): [c["compiled"], c["failed"]] for r, per in summary["rules"].items() for arch, c in per.items()} \
+        == near
+    assert set(summary["archs"]) == set(ARCHS)
+
+
+def test_every_accepted_draw_built():
+    """The audit's figure: no kernel the facts accept failed, in any round (with its verdict)."""
+    summary = json.loads(SUMMARY.read_text())
+    for arch, s in summary["archs"].items():
+        assert s["confusion"]["accepted_failed"] == 0, arch
+        assert s["uniform"]["built"] == s["uniform"]["compiled"] >= 25, arch

@@ -63,3 +63,34 @@ def test_unknown_rule_suggests_the_close_ids(capsys) -> None:
     assert main(["rules", "arch.warp-tle"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "did you mean arch.warp-tile" in err
+
+
+def test_each_fact_rule_shows_its_audit(capsys) -> None:
+    """`rules` shows per fact rule its near misses from constraints/evidence/audit.json (failed/compiled per arch),
+    read here independently; catalog rules have none."""
+    summary = json.loads((ROOT / "constraints" / "evidence" / "audit.json").read_text())
+    assert main(["rules", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    shown = {r["id"]: r for r in out["rules"]}
+    assert shown["arch.lds-capacity"]["near_misses"] == summary["rules"]["arch.lds-capacity"]
+    assert all("near_misses" not in r for r in out["rules"] if r["family"].startswith("ck-") and
+               not r["family"].startswith("ck-api-"))
+    assert out["audit"]["archs"]["gfx950"]["uniform"] == summary["archs"]["gfx950"]["uniform"]
+    assert main(["rules", "arch.lds-capacity"]) == 0
+    text = capsys.readouterr().out
+    c = summary["rules"]["arch.lds-capacity"]["gfx90a"]
+    assert f"audit:     near misses failed {c['failed']}/{c['compiled']} on gfx90a" in text
+
+
+def test_a_broken_audit_summary_is_one_error_line(tmp_path, capsys) -> None:
+    import shutil
+
+    root = tmp_path / "constraints"
+    shutil.copytree(ROOT / "constraints", root)
+    (root / "evidence" / "audit.json").write_text('{"archs": 3}')
+    assert main(["rules", "--constraints", str(root)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "audit.json: not an audit summary" in err[0] and "Traceback" not in err[0]
+    (root / "evidence" / "audit.json").unlink()  # a folder without one: no audit lines
+    assert main(["rules", "arch.lds-capacity", "--constraints", str(root)]) == 0
+    assert "audit:" not in capsys.readouterr().out

@@ -69,8 +69,19 @@ def test_merge_audit_adds_a_round_and_recomputes_the_verdicts(tmp_path: Path) ->
     new = rounds["2"]["gfx950"]
     assert set(new["kernels"]) == {valid, broken}  # not-run kernels are left out
     assert new["kernels"][valid] == {"status": "ok", "error": None, "lds": 36864, "lds_model": 36864,
-                                     "accepted_now": True}
+                                     "accepted_now": True, "broken_now": []}
     assert new["kernels"][broken]["accepted_now"] is False
+    assert new["kernels"][broken]["broken_now"] == ["arch.tile-m-divisible"]
     assert rounds["1"]["gfx950"]["kernels"][broken]["accepted_now"] is False  # recomputed, not kept
     assert new["sections"] == [{"kind": "uniform", "detail": "", "names": [valid]},
                                {"kind": "near-miss", "detail": "arch.x", "names": [broken]}]
+    # the summary: round 2 is no precision round, so no draw counts; each broken kernel is a near miss of its rule
+    out = tmp_path / "evidence" / "audit.json"
+    proc = subprocess.run([sys.executable, str(script), str(data), "--summary", str(out)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(out.read_text())
+    assert summary["archs"]["gfx950"]["uniform"] == {"compiled": 0, "built": 0}
+    assert summary["archs"]["gfx950"]["confusion"] == {"accepted_built": 1, "accepted_failed": 0,
+                                                      "rejected_built": 0, "rejected_failed": 2}
+    assert summary["rules"] == {"arch.tile-m-divisible": {"gfx950": {"compiled": 2, "failed": 2}}}

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..rules.evidence import Audit, Count
 
 FORMATS = ("text", "json", "markdown")
 
@@ -40,33 +41,51 @@ class RuleDoc:
     reject: tuple[str, ...]
     accept: tuple[str, ...]
     example_arch: str
+    audited: bool = False  # a fact or naming rule: verify --audit compiles its near misses
+    near_misses: tuple[tuple[str, Count], ...] = ()  # (arch, compiled and failed) of the audit summary
 
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "family": self.family, "kind": self.kind, "when": self.when, "require": self.require,
-                "message": self.message, "rationale": self.rationale, "source": self.source, "file": self.file,
-                "rejects": list(self.reject), "accepts": list(self.accept), "example_arch": self.example_arch}
+        out: dict[str, object] = {
+            "id": self.id, "family": self.family, "kind": self.kind, "when": self.when, "require": self.require,
+            "message": self.message, "rationale": self.rationale, "source": self.source, "file": self.file,
+            "rejects": list(self.reject), "accepts": list(self.accept), "example_arch": self.example_arch}
+        if self.audited:
+            out["near_misses"] = {a: {"compiled": c.compiled, "failed": c.failed} for a, c in self.near_misses}
+        return out
+
+    def audit_text(self) -> str:
+        """`2/2 on gfx90a, 1/1 on gfx950` (near misses failed/compiled), or why there is none."""
+        if not self.near_misses:
+            return "none compiled yet"
+        return ", ".join(f"{c.text()} on {a}" for a, c in self.near_misses)
 
 
-def rule_docs(constraints: str | None = None) -> tuple[dict[str, tuple[str, bool]], list[RuleDoc]]:
-    """The families (name -> (doc, on by default)) and every rule, built-in `model` rules first, in data order."""
+def rule_docs(constraints: str | None = None) -> tuple[dict[str, tuple[str, bool]], list[RuleDoc], Audit | None]:
+    """The families (name -> (doc, on by default)), every rule (built-in `model` rules first, in data order), and
+    the audit summary of the constraints folder (None where it has none)."""
     from pathlib import Path
 
-    from ..rules.data import load
+    from ..rules.data import default_constraints_dir, load
+    from ..rules.evidence import load_audit
     from ..rules.model import Model, resolve_families
     from ..rules.text import show
 
-    data = load(Path(constraints) if constraints else None)
+    root = Path(constraints) if constraints else default_constraints_dir()
+    data = load(root)
+    audit = load_audit(root)
     model = Model(data, "gfx950", resolve_families(data, None))
     families = {"model": ("field domains and derived fields (built in, always on)", True)}
     families.update({name: (fam.doc, fam.default) for name, fam in data.families.items() if name != "model"})
+    audited = {name for name, fam in data.families.items() if fam.layer in ("fact", "naming")}
     docs = [RuleDoc(r.id, r.family, r.kind, show(r.when), show(r.require), r.message, r.rationale, r.source, r.file,
-                    tuple(r.reject), tuple(r.accept), r.example_arch)
+                    tuple(r.reject), tuple(r.accept), r.example_arch, audit is not None and r.family in audited,
+                    tuple(audit.near_misses(r.id).items()) if audit is not None else ())
             for r in (*model.derived_rules, *data.rules)]
-    return families, docs
+    return families, docs, audit
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    families, docs = rule_docs(args.constraints)
+    families, docs, audit = rule_docs(args.constraints)
     sel = args.selector
     if sel:
         if sel in families:
@@ -82,10 +101,17 @@ def cmd_rules(args: argparse.Namespace) -> int:
                 raise UsageError(f"no rule or family {sel!r}{hint}")
             families = {docs[0].family: families[docs[0].family]}
     if args.format == "json":
-        print(json.dumps({"families": {k: {"doc": d, "default": on} for k, (d, on) in families.items()},
-                          "rules": [d.to_json() for d in docs]}, indent=1))
+        out: dict[str, object] = {"families": {k: {"doc": d, "default": on} for k, (d, on) in families.items()},
+                                  "rules": [d.to_json() for d in docs]}
+        if audit is not None:
+            out["audit"] = {"doc": audit.doc, "data": audit.data, "archs": {
+                a: {"uniform": {"compiled": v.uniform.compiled, "built": v.uniform.built},
+                    "stratified": {"compiled": v.stratified.compiled, "built": v.stratified.built},
+                    "confusion": v.confusion, "compiled_isa_unread": v.compiled_isa_unread}
+                for a, v in audit.archs.items()}}
+        print(json.dumps(out, indent=1))
     elif args.format == "markdown":
-        sys.stdout.write(markdown(families, docs))
+        sys.stdout.write(markdown(families, docs, audit if not sel else None))
     else:
         sys.stdout.write(text(families, docs))
     sys.stdout.flush()
@@ -114,11 +140,29 @@ def text(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
             for label, names in (("rejects", d.reject), ("accepts", d.accept)):
                 for name in names:
                     out.append(f"    {label}:   {name}" + (f" (on {d.example_arch})" if d.example_arch != "gfx950" else ""))
+            if d.audited:
+                out.append(f"    audit:     near misses failed {d.audit_text()}")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
-def markdown(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
+def audit_markdown(audit: Audit) -> list[str]:
+    """The audit's table per arch: the open space's precision and the confusion of every compiled kernel."""
+    out = ["## Audit", "",
+           f"The facts against the compiler, from `{audit.data}`: {audit.doc} (docs/audit.md has the rounds). Precision: the open space's uniform (and stratified) draws that "
+           "compiled, and how many built with matrix instructions. Confusion: every kernel compiled in any round, "
+           "accepted or rejected by the facts of this checkout, built or failed. Each rule below shows its near "
+           "misses (kernels that break it and no other fact): failed/compiled per arch.", "",
+           "| arch | uniform: built/compiled | stratified: built/compiled | accepted, built | accepted, failed "
+           "| rejected, built | rejected, failed |", "|---|---|---|---|---|---|---|"]
+    for arch, a in audit.archs.items():
+        c = a.confusion
+        out.append(f"| {arch} | {a.uniform.text()} | {a.stratified.text()} | {c.get('accepted_built', 0)} | "
+                   f"{c.get('accepted_failed', 0)} | {c.get('rejected_built', 0)} | {c.get('rejected_failed', 0)} |")
+    return out + [""]
+
+
+def markdown(families: dict[str, tuple[str, bool]], docs: list[RuleDoc], audit: Audit | None = None) -> str:
     out = ["# Rules", "",
            "Generated by `ckspace rules --format markdown` (tests/test_rules_doc.py keeps it current). Each rule is a "
            "`when`/`require` pair in the rule language; a kernel breaks it when `when` holds and `require` does not.",
@@ -128,6 +172,8 @@ def markdown(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
     for fam, (doc, on) in families.items():
         out.append(f"| `{fam}` | {'on' if on else 'off'} | {sum(d.family == fam for d in docs)} | {doc} |")
     out.append("")
+    if audit is not None:
+        out += audit_markdown(audit)
     for fam, (doc, _) in families.items():
         mine = [d for d in docs if d.family == fam]
         if not mine:
@@ -141,6 +187,8 @@ def markdown(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
             where = f" (on {d.example_arch})" if d.example_arch != "gfx950" else ""
             out += [f"- rejects{where}: `{n}`" for n in d.reject]
             out += [f"- accepts{where}: `{n}`" for n in d.accept]
+            if d.audited:
+                out.append(f"- audit, near misses failed: {d.audit_text()}")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 

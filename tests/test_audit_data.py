@@ -42,12 +42,14 @@ ERRORS = [
     (r"'0 < kThreadElementSpaceSize'", "pipeline.warp-tile-k-fits|arch.tile-m-divisible|arch.tile-n-divisible"),
     (r"load_tile_transpose\.hpp:212", "ck-api-2025.11.compv5-load-transpose"),
     (r"local memory \(\d+\) exceeds limit", "arch.lds-capacity|ck-api-2025.11.lds-c-tile|ck-api-2025.11.lds-epilogue"),
+    (r"v2i16,ch = AMDGPUISD::BUFFER_ATOMIC_FADD", "toolchain-clang22.bf16-packed-atomic"),
 ]
 
 
 @functools.lru_cache(maxsize=None)
 def space(arch: str) -> Space:
-    return Space(arch=arch, rules=combine_rules("-ck-curation", "2025.11"))
+    """The facts of the audit: the open space with CK API 2025.11 and clang 22 (`--toolchain registry`)."""
+    return Space(arch=arch, rules=combine_rules("-ck-curation,+toolchain-clang22", "2025.11"))
 
 
 def verdicts() -> list[tuple[str, str, dict]]:

@@ -1,18 +1,28 @@
 """ckspace: CK Tile grouped-convolution kernel instances as a CP-SAT constraint model.
 
-Heavy modules (ortools, networkx, rich) are imported lazily, so that a cached run never loads the solver.
+Heavy modules (ortools, numpy, rich) are imported lazily, so that a cached run never loads the solver.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .space import Space
+    from .version import __version__
 
 __all__ = ["Space", "__version__"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
+    # Both lazily: importing the package (as the entry point ckspace._entry does before it handles Ctrl-C) loads
+    # nothing else.
     if name == "Space":
         from .space import Space
 
         return Space
+    if name == "__version__":
+        from .version import __version__
+
+        return __version__
     raise AttributeError(name)

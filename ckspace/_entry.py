@@ -9,7 +9,12 @@ the process entry points import it: a library user's handlers are never touched.
 """
 
 import os
-import _signal
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy takes the name as true)
+if TYPE_CHECKING:
+    import signal as _signal  # typeshed has no stub of the C module; its wrapper's names are the same objects
+else:
+    import _signal
 
 _STOPS = {_signal.SIGINT: (b"ckspace: interrupted\n", 128 + _signal.SIGINT),
           _signal.SIGTERM: (b"ckspace: terminated\n", 128 + _signal.SIGTERM)}

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__
+from .memo import cached
+from .version import __version__
 
 FORMAT_VERSION = 2
 # The largest entry read (the whole CK space of an arch is ~4 MB): a bigger file is not ours, and is never loaded.
@@ -35,7 +36,6 @@ _READ_CHUNK = 16 * 1024 * 1024
 # Open an entry without following a symlink (ELOOP) or waiting for a FIFO's writer.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
-_ENGINE_DIGEST: str | None = None
 _warned_corrupt = False
 
 
@@ -51,16 +51,14 @@ def cache_dir() -> Path:
     return Path(base) / "ckspace"
 
 
+@cached("cache.engine_digest", maxsize=1)
 def engine_digest() -> str:
     """A digest of the engine's own source files: a new ckspace build never reads an old build's results."""
-    global _ENGINE_DIGEST
-    if _ENGINE_DIGEST is None:
-        h = hashlib.sha256(__version__.encode())
-        for path in sorted(Path(__file__).parent.rglob("*.py")):
-            h.update(path.relative_to(Path(__file__).parent).as_posix().encode())
-            h.update(path.read_bytes())
-        _ENGINE_DIGEST = h.hexdigest()
-    return _ENGINE_DIGEST
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        h.update(path.relative_to(Path(__file__).parent).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def key(kind: str, data_digest: str, options: dict[str, Any]) -> str:

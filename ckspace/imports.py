@@ -48,7 +48,7 @@ class _CpModelWithoutPandas(importlib.abc.MetaPathFinder):
                     del sys.modules["pandas"]
             real_exec(module)
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module
         return spec
 
 

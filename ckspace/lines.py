@@ -9,7 +9,7 @@ import io
 import json
 import os
 import stat
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, TypeAlias, cast
 
 from .errors import CkspaceError, UsageError
 
@@ -130,7 +130,7 @@ def parse_json(blob: bytes | str, label: str, *, error: type[CkspaceError] = Usa
     try:
         text = blob.decode("utf-8") if isinstance(blob, bytes) else blob
     except UnicodeDecodeError as exc:
-        line = blob.count(b"\n", 0, exc.start) + 1
+        line = cast(bytes, blob).count(b"\n", 0, exc.start) + 1  # only bytes are decoded
         raise error(f"{label}: not UTF-8 text (byte 0x{blob[exc.start]:02x} at line {line})") from None
     if not text.strip():
         raise error(f"{label}: not JSON: the file is empty")
@@ -153,7 +153,7 @@ def _first_long_int(doc: Any) -> tuple[str, _LongInt]:
     """The key path of the first over-long integer in document order (iteratively: any depth json accepted). Each
     item on the stack holds only its own key and a link to its parent's, so a deep and wide document costs no more
     than its size; the path is spelled out for the one integer found."""
-    Link = tuple  # (parent link or None, key: str | int)
+    Link: TypeAlias = tuple  # (parent link or None, key: str | int)
     stack: list[tuple[Link | None, Any]] = [(None, doc)]
     while stack:
         link, value = stack.pop()

@@ -182,8 +182,8 @@ def deferred() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        for signum in dict.fromkeys(noted):
-            signal.raise_signal(signum)  # the restored handler acts on it now (and may raise)
+        for pending in dict.fromkeys(noted):  # plain ints, as a handler is given them (signum above: Signals)
+            signal.raise_signal(pending)  # the restored handler acts on it now (and may raise)
 
 
 def _block_stop_signals_in_this_thread() -> None:

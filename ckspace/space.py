@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from .rules.check import domain_verdicts, violations
 from .rules.verdict import Verdict
@@ -23,7 +23,9 @@ from .rules.model import Stratum
 
 if TYPE_CHECKING:  # pragma: no cover
     from .codegen.emit import EmitResult
+    from .explain.explainer import Explainer
     from .explain.result import Explanation
+    from .rules.data import Catalog
     from .select.coverage import Report
     from .select.selection import Selection
 
@@ -40,7 +42,7 @@ class Space(KernelSpace):
     """
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
-                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str = "full",
+                 constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str | Catalog = "full",
                  ck_config: str | Path | None = None):
         if ck_config is not None:  # a user's CK JSON configs (a file or a directory) as the catalog `ck-config`
             from .rules import ckconfig
@@ -48,16 +50,16 @@ class Space(KernelSpace):
 
             ckconfig.config_files(Path(ck_config))
             catalog = Catalog("ck-config", (), layout_3d="ndhwgc", doc=f"CK JSON configs from {ck_config}",
-                              source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)  # type: ignore[assignment]
+                              source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)
         super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache,
                          catalog=catalog)
-        self._explainer = None
+        self._explainer: Explainer | None = None
 
     def breaking(self, rule_id: str) -> "Space":
         """The near misses of one enabled rule (KernelSpace.breaking), with an explainer of their own."""
-        other = super().breaking(rule_id)
+        other = cast("Space", super().breaking(rule_id))  # a copy of this space: a Space too
         other._explainer = None
-        return other  # type: ignore[return-value]
+        return other
 
     # -- one kernel ---------------------------------------------------------------------------------------------
     def parse(self, name: str) -> dict[str, object]:

@@ -36,6 +36,7 @@ def main() -> int:
     import ortools.sat.python.cp_model  # noqa: F401  (import cost reported separately)
 
     t_import = time.process_time() - t0
+    from ckspace.memo import clear_all
     from ckspace.solve import bags, plan as solve
     from ckspace.rules import data
     from ckspace.rules.model import Model, resolve_families
@@ -46,7 +47,7 @@ def main() -> int:
     d = data.load()
 
     def run(families: str | None, enumerate_configs: bool) -> None:
-        solve.clear_caches()
+        clear_all()
         m = Model(d, args.arch, resolve_families(d, families))
         # Build the curated relations outside the timed region (data loading, not solving).
         m.curation.relation("tile"), m.curation.relation("wave_warp"), m.curation.relation("vec")

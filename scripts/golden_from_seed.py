@@ -235,7 +235,7 @@ def seed_module(source: str) -> Iterator[types.ModuleType]:
 
 # ---- 4. CK's configs for the golden kernels, and CK's output ---------------------------------------------------
 def ck_config(ck: types.ModuleType, k: dict, arch: str):
-    """CK's GroupedConvKernelConfig / DepthwiseConvKernelConfig for one kernel's fields (ckspace.names.parse_name)."""
+    """CK's GroupedConvKernelConfig / DepthwiseConvKernelConfig for one kernel's fields (ckspace.rules.names.parse_name)."""
     if k["variant"] == "forward_depthwise":
         return ck.DepthwiseConvKernelConfig(
             tile_h=k["dw_tile_h"], tile_w=k["dw_tile_w"], filt=k["filter_size"], str_h=k["stride_h"],

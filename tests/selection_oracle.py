@@ -1,7 +1,7 @@
 """An independent coverage counter for the selection tests, and the selected sets computed once per process.
 
 The counter reads the objective files with tomllib and derives every dimension from a kernel's raw fields with its
-own code: it never imports ckspace.objectives or ckspace.coverage, so a claim of the selection code ("everything is
+own code: it never imports ckspace.select.objectives or ckspace.select.coverage, so a claim of the selection code ("everything is
 covered", "CK's list covers 11,393 of 13,283 items") is checked by a second, separate implementation.
 """
 

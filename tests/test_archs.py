@@ -94,6 +94,7 @@ def _registry_toolchain() -> T.Toolchain:
     return tc
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("arch", sorted(LLVM))
 def test_the_compiler_agrees(arch: str, tmp_path: Path) -> None:
     tc = _registry_toolchain()

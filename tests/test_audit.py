@@ -24,6 +24,7 @@ def _open(arch: str = "gfx942") -> Space:
     return Space(arch=arch, rules=combine_rules("-ck-curation", "2025.11"), use_cache=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["arch.tile-m-divisible", "arch.lds-capacity", "ck-api-2025.11.dsb-pipeline",
                                   "pipeline.b-load-vector", "arch.warp-tile"])
 def test_near_misses_break_their_rule_and_no_other(rule):
@@ -57,6 +58,7 @@ def test_breaking_refuses_a_rule_that_is_off_or_built_in():
         _open().breaking("model.derived-layout")
 
 
+@pytest.mark.slow
 def test_the_plan_is_reproducible_and_reads_back_from_its_text():
     space = _open()
     rules = [r for r in P.fact_rules(space) if r.id in ("arch.tile-m-divisible", "pipeline.dw-lds")]
@@ -153,6 +155,7 @@ def test_audit_usage_errors_are_one_line(tmp_path, capsys, argv, message):
     assert code == 2 and len(err) == 1 and message in err[0], err
 
 
+@pytest.mark.slow
 def test_write_plan_then_audit_it_where_nothing_is_compiled_in_time(tmp_path, capsys):
     plan_file = tmp_path / "plan.txt"
     base = ["verify", "--arch", "gfx942", "--audit", "--ck-api", "2025.11", "--toolchain", "none"]

@@ -88,6 +88,7 @@ CASES: list[tuple[list[str], str]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv,needle", CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
 def test_bad_option_value_is_one_line_exit_2(argv: list[str], needle: str, tmp_path: Path, capsys,
                                               monkeypatch) -> None:

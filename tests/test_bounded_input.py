@@ -251,6 +251,7 @@ def _bad_trait_inputs(tmp_path: Path) -> dict[str, tuple[Path | str, str]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", TRAIT_COMMANDS)
 def test_a_bad_trait_config_file_is_one_line_in_every_command(command: str, tmp_path: Path) -> None:
     for what, (path, needle) in _bad_trait_inputs(tmp_path).items():

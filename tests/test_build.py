@@ -1,6 +1,6 @@
 """`ckspace build`: ninja over an emitted directory with a real compiler, and the checks of its objects.
 
-The compile tests need the registry toolchain (ckspace.toolchain, set up through ckspace itself and cached). In CI
+The compile tests need the registry toolchain (ckspace.codegen.toolchain, set up through ckspace itself and cached). In CI
 (env CI set, or root with apt-get, as on CI's fresh Debian) they must run: a toolchain that cannot be set up fails
 them. Elsewhere they skip, with the reason. `test_tiny_set_compiles_for_gfx942_and_gfx950` is CI's compile test:
 the `tiny` set restricted to CK API 2025.11, one compile unit per arch, gfx942 and gfx950 built in parallel; it also
@@ -299,6 +299,7 @@ def test_a_deb_whose_candidate_cannot_be_fetched_comes_in_a_listed_version(tmp_p
     assert calls[-1][-1] == "linux-libc-dev=6.1.176-1" and not any("install" in c for c in calls)
 
 
+@pytest.mark.compile
 def test_the_registry_toolchain_is_clang22_for_every_arch_and_installs_nothing(monkeypatch):
     _toolchain(monkeypatch)
     root = Path(os.environ["CKSPACE_TOOLCHAIN_DIR"])
@@ -375,7 +376,7 @@ def _toolchain(monkeypatch) -> float:
 
 
 def _elf_header(path: Path) -> tuple[int, int]:
-    """(e_machine, e_flags) of a 64-bit little-endian ELF file, read here independently of ckspace.build."""
+    """(e_machine, e_flags) of a 64-bit little-endian ELF file, read here independently of ckspace.codegen.build."""
     import struct
 
     data = path.read_bytes()[:64]
@@ -411,6 +412,7 @@ def _emit_tiny(arch: str, out: Path) -> subprocess.CompletedProcess:
     return cli(["emit", "--arch", arch, "--set", "tiny", "--ck-api", "2025.11", "--chunk-size", "1000", "-o", str(out)])
 
 
+@pytest.mark.compile
 def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
     started = time.perf_counter()
     t_setup = _toolchain(monkeypatch)
@@ -479,6 +481,7 @@ def test_tiny_set_compiles_for_gfx942_and_gfx950(tmp_path, monkeypatch):
           f"total {time.perf_counter() - started:.0f} s")
 
 
+@pytest.mark.compile
 def test_compile_failure_table(tmp_path, monkeypatch):
     """A real compiler error: exit 1, the failure table names the kernel and its first error; no traceback."""
     _toolchain(monkeypatch)
@@ -521,6 +524,7 @@ def _check_probe(out: Path) -> None:
     assert "ckspace_launcher_probe" in _kernel_entry_points(obj)
 
 
+@pytest.mark.compile
 def test_launcher_ccache_sccache_pass_through(tmp_path, monkeypatch):
     """--launcher ccache|sccache prefixes every compile with the launcher found on PATH (here logging stand-ins)."""
     _toolchain(monkeypatch)
@@ -575,6 +579,7 @@ def _distcc() -> tuple[dict[str, str] | None, str, subprocess.Popen | None, Path
     return env, "", server, ddir
 
 
+@pytest.mark.compile
 def test_launcher_distcc_localhost(tmp_path, monkeypatch):
     """--launcher distcc against a distccd on localhost: preprocessed here, compiled by the server (no fallback)."""
     _toolchain(monkeypatch)
@@ -597,6 +602,7 @@ def test_launcher_distcc_localhost(tmp_path, monkeypatch):
     _check_probe(out)
 
 
+@pytest.mark.compile
 def test_toolchain_binaries_find_their_libraries(monkeypatch):
     """Every ELF program and library of the set-up toolchain loads on this machine: `ldd` finds each library it
     needs (a fresh Debian has no LLVM: a binary that needs one of its libraries, as clang-offload-bundler of
@@ -621,6 +627,7 @@ def test_toolchain_binaries_find_their_libraries(monkeypatch):
             assert program and Path(program[0]).is_file(), wrapper
 
 
+@pytest.mark.compile
 def test_wrapper_split_compiles_like_distcc(tmp_path, monkeypatch):
     """distcc's split, done by hand with the registry compiler: `-E` here, then a compile of the `.ii` alone in
     another directory (as distccd does). The .ii is plain device code, and the object has the kernel."""
@@ -643,6 +650,7 @@ def test_wrapper_split_compiles_like_distcc(tmp_path, monkeypatch):
     assert "ckspace_launcher_probe" in _kernel_entry_points(remote / "probe.o")
 
 
+@pytest.mark.compile
 def test_touching_a_kernel_header_rebuilds_its_unit_alone(tmp_path, monkeypatch):
     """ninja's dependency log knows each unit's headers (the wrapper writes the depfiles clang leaves out of a
     device-only compile): a touched kernel header rebuilds the one unit that includes it, and nothing else."""

@@ -501,6 +501,7 @@ def assert_rewritten(path: Path, kind: str, digest: str) -> None:
 CASES = [(command, kind, shape) for (command, kind), shapes in PLAN.items() for shape in shapes]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command,kind,shape", CASES, ids=[f"{c}-{k}-{s}" for c, k, s in CASES])
 def test_a_corrupt_entry_is_recomputed(command: str, kind: str, shape: str, filled, tmp_path: Path, capsys,
                                        monkeypatch) -> None:

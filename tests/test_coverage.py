@@ -124,6 +124,7 @@ def test_the_ckspace_command_line_runs_coverage(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err.startswith("ckspace: error: unknown set 'nope'")
 
 
+@pytest.mark.slow
 def test_the_readme_coverage_table_of_cks_sets() -> None:
     # Each row of the README's table, recomputed with the independent oracle: CK's lists from tests/reference
     # (ck_full's procedures, ck_configs' reading of the JSON files), items from selection_oracle.

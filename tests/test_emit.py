@@ -527,7 +527,7 @@ def test_cached_enumerate_imports_nothing_heavy(tmp_path):
         "argv = ['enumerate', '--arch', 'gfx950', '--variant', 'forward', '--ndim', '2', '--dtype', 'fp32', '--ck-api', sys.argv[1]]\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert main(argv) == 0\n"
-        "heavy = ('ortools', 'jinja2', 'ninja', 'ckspace.emit', 'ckspace.build', 'ckspace.toolchain', 'ckspace.manifest')\n"
+        "heavy = ('ortools', 'jinja2', 'ninja', 'ckspace.codegen.emit', 'ckspace.codegen.build', 'ckspace.codegen.toolchain', 'ckspace.codegen.manifest')\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith(heavy))))\n"
     )
     env = {**os.environ, "CKSPACE_CACHE_DIR": str(tmp_path)}
@@ -538,7 +538,7 @@ def test_cached_enumerate_imports_nothing_heavy(tmp_path):
 
 
 def test_cli_constants_match_the_modules():
-    """cli_build keeps copies so that building the parser imports neither ckspace.emit nor ckspace.build."""
+    """cli_build keeps copies so that building the parser imports neither ckspace.codegen.emit nor ckspace.codegen.build."""
     from ckspace.codegen import build as B
     from ckspace.cli import build as cli_build
 

@@ -107,6 +107,7 @@ def _argv(command: str, flag: str, value: str, out: Path) -> list[str]:
     return [str(out) if a == "OUT" else a for a in argv]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command, flag, value", CASES, ids=[f"{c} {f} {v!r}" for c, f, v in CASES])
 def test_an_empty_value_is_one_error_line_before_any_work(command: str, flag: str, value: str,
                                                            tmp_path: Path) -> None:

@@ -665,6 +665,7 @@ def test_batch_finds_names_in_log_and_csv_lines_and_skips_comments() -> None:
     assert data["summary"]["malformed"] == 0 and code == 1 and not err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("typo, part, fixed", [
     ("f16", "dtype", None),  # as near bf16 as fp16: both are named, no single suggestion
     ("compv33", "pipeline", "compv3"),

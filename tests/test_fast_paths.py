@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ckspace.memo import clear_all
 from ckspace import Space
 from ckspace.rules.data import load
 from ckspace.rules.names import fast_name, format_name, name_rows
 from ckspace.solve import bags as B
-from ckspace.solve import plan as P
 from ckspace.solve import pysearch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,6 +52,7 @@ def _cp_sat_rows(defs, fac, narrowed=()) -> list[tuple]:
     return enumerate_all(cp, [variables[f] for f in fac.fields], None)
 
 
+@pytest.mark.slow
 def test_every_catalog_bag_of_every_arch_is_listed_as_cp_sat_lists_it() -> None:
     bags: dict[tuple, tuple] = {}
     for arch in sorted(DATA.archs):
@@ -67,10 +68,10 @@ def test_every_catalog_bag_of_every_arch_is_listed_as_cp_sat_lists_it() -> None:
                                           ("gfx1201", "ck-rdna")])
 def test_the_whole_enumeration_is_the_same_with_cp_sat_alone(arch, catalog, monkeypatch) -> None:
     fast = [c["name"] for c in Space(arch=arch, catalog=catalog, use_cache=False).enumerate()]
-    P.clear_caches()
+    clear_all()
     monkeypatch.setattr(B, "USE_PYTHON", False)
     slow = [c["name"] for c in Space(arch=arch, catalog=catalog, use_cache=False).enumerate()]
-    P.clear_caches()
+    clear_all()
     assert fast == slow and (fast or catalog == "ck-rdna")
 
 
@@ -78,6 +79,7 @@ OPEN = Space(arch="gfx950", rules="-ck-curation", use_cache=False)
 _TILES = [16, 32, 64, 128, 256]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant=st.sampled_from(["forward", "bwd_data", "bwd_weight"]), dtype=st.sampled_from(["fp16", "fp32"]),
        tile_m=st.sampled_from(_TILES), tile_n=st.sampled_from(_TILES),
@@ -276,9 +278,9 @@ def test_a_kept_answer_never_outlives_the_engine_or_the_data(tmp_path, monkeypat
     from ckspace.cli import answers
 
     argv = ["enumerate", "--arch", "gfx950"]
-    monkeypatch.setattr(cache, "_ENGINE_DIGEST", "a")
+    monkeypatch.setattr(cache, "engine_digest", lambda: "a")
     a = answers.key(argv)
-    monkeypatch.setattr(cache, "_ENGINE_DIGEST", "b")
+    monkeypatch.setattr(cache, "engine_digest", lambda: "b")
     assert answers.key(argv) != a  # another build of the engine: another entry
     monkeypatch.setattr(answers, "_tree_digest", lambda root, pattern: f"{root}{pattern}changed")
     assert answers.key(argv) not in (a, None)

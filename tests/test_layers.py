@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ckspace"
 # higher one. errors, cache, lines (bounded input), signals and the package itself are infrastructure every layer
 # may use.
 RANKS = {"rules": 0, "solve": 1, "select": 2, "explain": 2, "codegen": 2, "space": 3, "cli": 4, "__main__": 5, "_entry": 5}  # the last two: the process entry points
-INFRASTRUCTURE = {"errors", "cache", "imports", "lines", "paths", "signals", "__init__"}
+INFRASTRUCTURE = {"errors", "cache", "imports", "lines", "paths", "signals", "memo", "version", "__init__"}
 
 
 def module_name(path: Path) -> str:
@@ -77,6 +77,20 @@ def test_imports_run_one_way(module: str) -> None:
         assert theirs <= mine, f"{module} (layer {mine}) imports {target} (layer {theirs}): against cli -> space -> services -> solve -> rules"
         if not module.startswith("cli") and module not in ("__main__", "_entry"):
             assert not target.startswith("cli"), f"{module} imports the CLI module {target}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.split(".")[0] in INFRASTRUCTURE and m != "__init__"))
+def test_infrastructure_imports_no_layer(module: str) -> None:
+    """errors, cache, paths, ...: every layer may import them, so they import only each other (the package's
+    __init__, the facade, is the one exception: it names Space lazily)."""
+    for target in sorted(GRAPH[module]):
+        assert target.split(".")[0] in INFRASTRUCTURE and target != "__init__", f"{module} imports {target}"
+
+
+def test_version_is_a_leaf() -> None:
+    assert GRAPH["version"] == set()
+    tree = ast.parse((PACKAGE / "version.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def test_no_import_cycles() -> None:

@@ -122,6 +122,7 @@ def _where(pinned: dict) -> str:
     return " and ".join(parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch,rules,pinned,free", SUBSPACES, ids=[f"{s[0]}-{s[2]['variant']}" for s in SUBSPACES])
 def test_solver_equals_plain_filter_of_cartesian_product(arch, rules, pinned, free) -> None:
     space = Space(arch=arch, rules=rules, use_cache=False)

@@ -92,6 +92,7 @@ def cases(emitted: Path) -> list[tuple[str, dict]]:
     return out
 
 
+@pytest.mark.slow
 def test_no_command_ends_in_a_traceback(emitted: Path, tmp_path: Path) -> None:
     table = cases(emitted)
 

@@ -57,6 +57,7 @@ def test_a_set_command_refuses_the_open_space_before_listing_it(args):
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_sample_draws_from_the_open_space_without_listing_it():
     started = time.monotonic()
     proc = ckspace("sample", *OPEN, "--set", "full", "-n", "5")
@@ -134,6 +135,7 @@ def test_the_terminal_summary_of_the_open_space_counts_it():
     assert OPEN_TOTAL in text and "kernels: pipe them" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("set_name", ["ck-full-tests", "ck-tiny"])
 def test_cks_procedures_over_the_open_space_are_refused(set_name):
     # CK's full-tests and tiny are chosen by CK's loops over the whole of full: under -ck-curation that is the open

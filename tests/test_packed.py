@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ def through_json(payload: dict) -> dict:
     return json.loads(json.dumps(payload, separators=(",", ":")))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(strata())
 def test_what_is_stored_is_read_back_value_for_value_and_type_for_type(given_strata) -> None:

@@ -2,7 +2,7 @@
 
 Each rule entry has `reject` (a name the rule rejects), `accept` (a name it accepts, with its `when` holding) and,
 when the examples need another arch than gfx950, `arch`. The checks here run on the plain-Python checker
-(`ckspace.check`) with the rules a rule is meant to be used with: the default families plus the rule's own family
+(`ckspace.rules.check`) with the rules a rule is meant to be used with: the default families plus the rule's own family
 (an optional family is an addition to the default set, never to another optional one: `ck-api-2025.11` is not
 meant to judge `ck-archfilter`'s examples). So a reject example also shows which other rules it breaks in that
 setting: most are built to break their rule and nothing else, and the few that cannot are listed below with the

@@ -138,6 +138,7 @@ def test_sample_formats_and_filters(capsys) -> None:
     assert {r["name"] for r in rows} <= set(O.selected("tests").names)
 
 
+@pytest.mark.slow
 def test_a_set_too_large_to_hold_is_refused_with_one_line_but_the_open_space_is_sampled(monkeypatch, capsys):
     # A selection (tests, tiny) needs its universe in memory: past the limit it stops with one line and exit 2
     # instead of being killed for memory. The open space itself (~10^13 kernels) is sampled without listing it

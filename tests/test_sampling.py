@@ -214,6 +214,7 @@ def test_stratified_draws_are_uniform_inside_each_group(open_space):
 
 # -- the open space -------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_sample_of_the_open_space_is_valid_distinct_and_counted(open_space):
     picked, total = sample_space(open_space, 200, 11)
     assert total == sum(open_space.count().values()) > 10**12
@@ -233,6 +234,7 @@ def test_a_sample_of_the_open_space_is_valid_distinct_and_counted(open_space):
         assert abs(by_variant[variant] - 200 * p) <= 5 * math.sqrt(200 * p * (1 - p)) + 1e-9, (variant, by_variant)
 
 
+@pytest.mark.slow
 def test_filters_apply_and_a_stratified_sample_shares_equally(open_space):
     where = "tile_m >= 128 and pipeline == 'compv3' and vec_c == 8"
     picked, total = sample_space(open_space, 50, 3, variant="forward,bwd_weight", where=where)
@@ -280,6 +282,7 @@ def test_sample_set_routes_only_an_open_catalog_to_the_sampler(open_space, monke
 
 # -- reproducible across processes ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_kernels_in_two_processes(open_space, tmp_path):
     args = ["sample", "--arch", "gfx950", "--rules", "-ck-curation", "--variant", "bwd_data", "-n", "25", "--seed",
             "42", "--stratify", "ndim,dtype,pipeline", "--no-cache"]

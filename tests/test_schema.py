@@ -307,6 +307,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", SHIPPED)
 def test_mutated_data_file_loads_or_is_one_line_naming_file_and_key(tree: Path, rel: str) -> None:
     target = tree / rel

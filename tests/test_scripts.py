@@ -1,5 +1,5 @@
 """The scripts under scripts/ keep up with the package: every `ckspace` import they make, also inside the code
-they run in a child process, names a module and a name that exist (bench_emit once imported ckspace.emit after it
+they run in a child process, names a module and a name that exist (bench_emit once imported ckspace.codegen.emit after it
 moved to ckspace.codegen.emit)."""
 
 from __future__ import annotations

@@ -142,6 +142,7 @@ def test_tiny_has_every_variant_and_depthwise_unlike_cks_tiny() -> None:
 # -- determinism and cache -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_cold_runs_give_identical_selections() -> None:
     sp = Space(arch="gfx950", use_cache=False)
     for name in ("tests", "tiny"):
@@ -184,6 +185,7 @@ def _drop_tile(tmp: Path, variant: str, key: str, tile: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_stable_from_keeps_the_previous_selection_when_a_tile_is_dropped(tmp_path: Path) -> None:
     before = O.selected("tests")
     dropped = [n for n in before.names if n.startswith("grouped_conv_fwd_fp16_nhwgc_2d_") and "_128x64x32_" in n]

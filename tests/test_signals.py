@@ -179,6 +179,7 @@ def assert_only_right_entries(cache: Path, right_names: list[str] | None = None)
         assert right.is_file() and _answer(entry) == _answer(right), f"{entry} was cached by an interrupted run"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", sorted(SOLVES))
 def test_an_interrupted_solve_is_never_served_nor_cached(what, tmp_path, capsys):
     args = SOLVES[what]

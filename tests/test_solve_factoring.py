@@ -1,7 +1,7 @@
 """The factored solver (join tree of CP-SAT bags, variable-elimination counting) against independent references.
 
 References: the spec's per-stratum table; the pre-factoring solver (one CP-SAT model per connected component, kept
-here); the plain-Python oracle `ckspace.check`, including brute force over small Cartesian products.
+here); the plain-Python oracle `ckspace.rules.check`, including brute force over small Cartesian products.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ckspace.memo import clear_all
 from ckspace.rules import check, data
 from ckspace.solve import count, lazy, plan as solve, walk
 from ckspace.rules import expr as E
@@ -196,7 +197,7 @@ def _brute_force(model: Model, st: Stratum, pinned: dict[str, object]) -> list[d
     return out
 
 
-# ckspace.lazy limits so small that every bag is solved conditioned, split on several fields, batched with
+# ckspace.solve.lazy limits so small that every bag is solved conditioned, split on several fields, batched with
 # overflows, and its caches evicted: the lazy walk's every path, on sub-spaces small enough for brute force.
 # (Scaled down again for sub-spaces of a few hundred configs.)
 TIGHT_LAZY = {"WHOLE_LIMIT": 0, "LEAF_LIMIT": 64, "BATCH_LIMIT": 96, "ROW_BUDGET": 2_000, "MEMO_LIMIT": 50,
@@ -283,6 +284,7 @@ def test_elimination_count_equals_join_tree_count_depthwise(dataset):
     assert solve.count_plan(p) == _eliminate(model, solve.plan(model, st, where)) == 9_591_090
 
 
+@pytest.mark.slow
 def test_open_space_count_is_fast_and_stable(dataset):
     model = _model(dataset, families="-ck-curation")
     p = solve.plan(model, Stratum("forward", 2, "fp16"))
@@ -339,7 +341,7 @@ def test_order_is_deterministic_across_processes():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Lazy enumeration of the open space (ckspace.lazy): bags solved on demand, same configs in the same order
+# Lazy enumeration of the open space (ckspace.solve.lazy): bags solved on demand, same configs in the same order
 
 # Fields no rule links: pinning them keeps the open space's large bags large, while the first configs of the stream
 # then come from many different rows of those bags (unpinned, each row is repeated for 4608 combinations of them).
@@ -354,12 +356,13 @@ OPEN_SUBSPACES = [  # (variant, ndim, dtype, where, configs): 10^5 configs, and 
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant,ndim,dtype,where,size", OPEN_SUBSPACES)
 def test_lazy_stream_equals_eager_enumeration(dataset, monkeypatch, variant, ndim, dtype, where, size):
     model = _model(dataset, families="-ck-curation")
     st = Stratum(variant, ndim, dtype)
     node = _where(dataset, where)
-    solve.clear_caches()  # no bag solved whole by another test
+    clear_all()  # no bag solved whole by another test
     auto = solve.plan(model, st, [node])
     streamed = list(solve.configs(model, auto))
     assert auto.messages is None and auto.searches.overflows  # a bag beyond TREE_LIMIT: walked lazily
@@ -373,7 +376,7 @@ def test_lazy_stream_equals_eager_enumeration(dataset, monkeypatch, variant, ndi
 def test_lazy_stream_solves_little_before_the_first_configs(dataset):
     """bwd_weight 2D fp16 in the open space: 1,447,006,325,760 configs; its bags have 1.8M, 0.9M, 0.8M, 93k, 93k and
     87k local solutions (3.9M rows, about 100 s of CP-SAT to list). The first 1,000 configs need a few searches."""
-    solve.clear_caches()
+    clear_all()
     model = _model(dataset, families="-ck-curation")
     p = solve.plan(model, Stratum("bwd_weight", 2, "fp16"))
     gen = solve.configs(model, p)
@@ -389,6 +392,7 @@ def test_lazy_stream_solves_little_before_the_first_configs(dataset):
     assert p.searches.rows <= 40_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label,where", [
     ("bwd_weight 2 fp16", None),
     ("forward 3 bf16", UNLINKED_PINS),

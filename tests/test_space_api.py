@@ -21,6 +21,7 @@ def space() -> Space:
     return Space(arch="gfx950")
 
 
+@pytest.mark.slow
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(ckspace.space, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 30 and result.failed == 0  # every public method has a run example

@@ -32,6 +32,7 @@ def _kernels(arch: str, n: int) -> list[dict]:
     return space, configs[:n]
 
 
+@pytest.mark.compile
 def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monkeypatch, capsys):
     _toolchain(monkeypatch)
     # a covering sample (the default pick) of the two 16x16x64 kernels: both pipelines are values it must cover
@@ -57,6 +58,7 @@ def test_verify_compiles_a_covering_sample_for_gfx942_and_resumes(tmp_path, monk
     assert [k["name"] for k in again["kernels"]] == [k["name"] for k in out["kernels"]]
 
 
+@pytest.mark.compile
 def test_a_broken_kernel_is_bisected_to_itself_on_gfx950(tmp_path, monkeypatch):
     _toolchain(monkeypatch)
     space, configs = _kernels("gfx950", 4)
@@ -261,6 +263,7 @@ def fake_compiler_script(mib: int = 16, hooks: str = "") -> str:
             + body.replace("held = bytearray", hooks + "held = bytearray"))
 
 
+@pytest.mark.slow
 def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_path, monkeypatch):
     import sys
     import time

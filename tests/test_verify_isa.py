@@ -262,6 +262,7 @@ def test_a_kernel_without_matrix_instruction_is_no_matrix_and_the_lds_is_compare
 
 
 # ---- real compiles ---------------------------------------------------------------------------------------------
+@pytest.mark.compile
 @pytest.mark.parametrize("arch,name,asm_text", [("gfx942", GFX942, "v_mfma"), ("gfx1201", GFX1201, None)])
 def test_verify_reads_the_isa_of_a_real_compile(tmp_path, monkeypatch, capsys, arch, name, asm_text):
     _toolchain(monkeypatch)
@@ -310,6 +311,7 @@ def test_the_metadata_gives_each_entry_points_launch_limit():
     assert isa.summarize([entries[kentry], entries[FLUSH_CACHE]])["max_flat_workgroup_size"] == 64
 
 
+@pytest.mark.compile
 def test_a_block_of_2048_threads_compiles_but_no_launch_can_run_it(tmp_path, monkeypatch, capsys):
     # 4x4x2 waves of 64 lanes: __launch_bounds__(2048), which LLVM drops for its cap of 1024 (arch.workgroup-size)
     _toolchain(monkeypatch)

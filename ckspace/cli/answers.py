@@ -153,7 +153,7 @@ def run_and_keep(argv: Sequence[str], run) -> int:
         return run()
     out, err = Recorder(sys.stdout), Watch(sys.stderr)
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out, err
     try:
         status = run()
     finally:

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import time
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, acknowledge, exit_status, stop_behind, stop_signals_raise
@@ -20,7 +20,7 @@ from .options import (add_ck_api_options, add_ck_config_option, add_over_option,
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the whole usage)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse would print the whole usage)
         raise UsageError(message)
 
     def _get_values(self, action, arg_strings):  # every value given on the command line passes here
@@ -108,7 +108,7 @@ def _join_rule_values(argv: list[str]) -> list[str]:
 
 
 def _version() -> str:
-    from .. import __version__
+    from ..version import __version__
 
     return __version__
 
@@ -320,8 +320,8 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
             output.write_name_list(space.names(**filters), sys.stdout)
             sys.stdout.flush()
         else:
-            records = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
-            output.write_kernels(fmt, records, sys.stdout, space.data.fields,
+            rows = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
+            output.write_kernels(fmt, rows, sys.stdout, space.data.fields,
                                  title=title, counts_title="kernels per (variant, ndim, dtype)",
                                  derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve

@@ -9,13 +9,13 @@ rejected kernel needs the solver.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import re
 import sys
 import time
 from typing import IO, TYPE_CHECKING, Iterable
 
+from ..memo import cached
 from ..errors import KernelNameError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,7 +116,7 @@ def _catalog(args: argparse.Namespace):
     return set_name
 
 
-@functools.lru_cache(maxsize=4)
+@cached("cli.explain.spelling_data", maxsize=4)
 def _spelling_data(constraints: str | None) -> "DataSet":
     """The rule data, read for the spellings of its values only (kept: a process that asks again pays nothing)."""
     from pathlib import Path

@@ -6,10 +6,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TypedDict
 
 from ..errors import UsageError
 
 FORMATS = ("text", "json")
+
+
+class Row(TypedDict, total=False):
+    """A field (what == "field": kind, type, values, doc, and the formula of a derived one) or a derived quantity
+    (what == "derived": kind, formula, source)."""
+
+    name: str
+    what: str
+    kind: str
+    type: str
+    values: list[object]
+    doc: str
+    formula: str
+    source: str
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,14 +37,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
 
 
-def rows(data) -> list[dict[str, object]]:
+def rows(data) -> list[Row]:
     """One record per field, then one per derived quantity, in the data's order."""
     from ..rules import expr as E
 
-    out: list[dict[str, object]] = []
+    out: list[Row] = []
     for f in data.fields.values():
-        record: dict[str, object] = {"name": f.name, "what": "field", "kind": f.kind, "type": f.type,
-                                     "values": list(f.values), "doc": f.doc}
+        record: Row = {"name": f.name, "what": "field", "kind": f.kind, "type": f.type,
+                       "values": list(f.values), "doc": f.doc}
         if f.derived and f.name in data.derives:  # a field of the name that its formula decides (layout)
             record["formula"] = E.show(data.derives[f.name].expr)
         out.append(record)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..errors import UsageError
 
@@ -35,7 +35,8 @@ def refuse_empty(action: argparse.Action, value: object) -> None:
         if LIST_OPTIONS.intersection(action.option_strings) and not item.replace(",", "").strip():
             raise UsageError(f"empty value in {action.option_strings[-1]} {item!r}")
         if not item.strip():
-            noun = NOUNS.get(action.metavar or "", NOUNS.get(action.dest, "value"))
+            # (ckspace's metavars are strings, never argparse's tuples)
+            noun = NOUNS.get(cast(str, action.metavar or ""), NOUNS.get(action.dest, "value"))
             if action.option_strings:
                 raise UsageError(f"{'/'.join(action.option_strings)} needs a {noun}, not an empty string")
             raise UsageError(f"the {action.metavar or action.dest} argument is an empty string; give a {noun}")

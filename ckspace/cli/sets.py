@@ -80,6 +80,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     if args.stable_from and set_name not in SELECTED_SETS:
         raise UsageError("--stable-from applies to --set tests and --set tiny only")
     listed_space = None
+    names: list[str] | None  # None: the named set's own kernels
     if set_name is not None and (not is_selection(set_name) or args.ck_config):
         # A catalog's coverage is that of its kernels as a list of names, against --over (default full): what
         # CK's sets cover of the space ckspace's tests and tiny are chosen from.

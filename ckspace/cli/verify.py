@@ -222,7 +222,7 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
     if args.names is not None:
         lines = read_lines(args.names, "--names")
         plan = P.parse(lines, f"--names {args.names}")
-        names = list(dict.fromkeys(n for line in lines if (n := line.split("#", 1)[0].strip())))
+        names = list(dict.fromkeys(name for line in lines if (name := line.split("#", 1)[0].strip())))
     else:
         n = AUDIT_SAMPLE if args.sample is None else args.sample
         near = n if args.near_misses is None else args.near_misses

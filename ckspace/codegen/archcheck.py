@@ -5,7 +5,7 @@ of compiling."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, cast
 
 from ..errors import CkspaceError
 from ..rules.check import domain_verdicts, violations
@@ -29,7 +29,7 @@ def invalid_on(manifest: Mapping[str, object], arch: str, constraints_dir: str |
     facts |= set(families)
     model = Model(data, arch, frozenset(facts | {"model"}))
     out = []
-    for name in manifest.get("kernels", {}):  # type: ignore[union-attr]
+    for name in cast("Mapping[str, object]", manifest.get("kernels", {})):  # the manifest's kernels by name
         try:
             cfg = parse_name(str(name))
         except CkspaceError:

@@ -6,6 +6,8 @@ says which and asks for `--arch` (exit 2).
 
 from __future__ import annotations
 
+from typing import overload
+
 from ..errors import UsageError
 
 ASK = "pass --arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)"
@@ -13,7 +15,7 @@ ASK = "pass --arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)"
 
 def _hip():
     try:
-        from hip import hip  # type: ignore[import-not-found]
+        from hip import hip
     except ImportError:
         raise UsageError(f"--arch auto needs hip-python (pip install 'ckspace[hip]') and a ROCm runtime; {ASK}") from None
     except Exception as exc:  # hip-python present but the ROCm runtime library is not (OSError from the loader)
@@ -65,6 +67,14 @@ def detect(device: int = 0) -> str:
     if not name.startswith("gfx"):
         raise UsageError(f"--arch auto: the GPU reports arch {name!r}, not a gfx name; {ASK}")
     return name
+
+
+@overload
+def resolve(arch: str) -> str: ...
+
+
+@overload
+def resolve(arch: None) -> None: ...
 
 
 def resolve(arch: str | None) -> str | None:

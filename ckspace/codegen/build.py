@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from ..memo import cached
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
 from .elf import read_elf
@@ -51,7 +52,7 @@ REAP_SECONDS = 0.5  # after SIGKILL, how long to wait for the processes to be go
 def find_ninja() -> str:
     """ninja from the PyPI package (a dependency of ckspace), else one on PATH."""
     try:
-        import ninja  # type: ignore[import-not-found]
+        import ninja
 
         path = Path(ninja.BIN_DIR) / "ninja"
         if path.is_file():
@@ -399,7 +400,7 @@ def _kill_session(session: int) -> None:
 
 def session_members(session: int) -> list[int]:
     """The live processes (not zombies) whose session id is `session`, from /proc; [] where there is no /proc."""
-    members = []
+    members: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -450,7 +451,7 @@ _ERROR = re.compile(r"(?:^|\s)(?:fatal )?error: ")
 
 def parse_failures(lines: Sequence[str], data: Mapping) -> list[Failure]:
     """ninja's FAILED blocks -> failures per unit and arch, with the kernels involved and the first error."""
-    units = data.get("units", {})
+    units: Mapping[str, list[str]] = data.get("units", {})  # the manifest's compile units: unit -> kernel names
     by_stem = {Path(u).stem: u for u in units}
     failures: list[Failure] = []
     i = 0
@@ -526,17 +527,12 @@ MACH = {"gfx900": 0x2C, "gfx906": 0x2F, "gfx908": 0x30, "gfx90a": 0x3F, "gfx940"
 EF_AMDGPU_MACH = 0xFF
 
 
-_DEMANGLER = None
-
-
 def demangle(names: Iterable[str]) -> dict[str, str]:
     """Itanium C++ demangling: libstdc++'s __cxa_demangle (ctypes) first, then llvm-cxxfilt or c++filt (binutils, a
     dependency of clang) in one batch for what it cannot read (older libstdc++ lacks e.g. _Float16, `DF16_`)."""
-    global _DEMANGLER
     names = list(names)
-    if _DEMANGLER is None:
-        _DEMANGLER = _make_demangler()
-    out = {n: _DEMANGLER(n) for n in names}
+    demangler = _demangler()
+    out = {n: demangler(n) for n in names}
     left = [n for n, d in out.items() if d == n and n.startswith("_Z")]
     tool = shutil.which("llvm-cxxfilt") or shutil.which("c++filt")
     if left and tool:
@@ -587,6 +583,9 @@ PIPELINE_CLASS = {"compv1": "GemmPipelineAGmemBGmemCRegV1", "basic_v1": "GemmPip
                   "compv4": "GemmPipelineAgBgCrCompV4", "compv5": "GemmPipelineAgBgCrCompV5",
                   "compv6": "GemmPipelineAgBgCrCompV6", "comp_async": "GemmPipelineAgBgCrCompAsync",
                   "basic_async_v1": "GemmPipelineAGmemBGmemCRegAsyncV1", "wavelet": "GemmPipelineAgBgCrWavelet"}
+
+
+_demangler = cached("codegen.build.demangler", maxsize=1)(_make_demangler)  # one demangler a process
 
 
 def kernel_signature(k: Mapping[str, object]) -> list[str]:

@@ -1,6 +1,6 @@
 """CK Tile API revisions: which template set (templates/revisions.toml) and which rule families go with `--ck-api`.
 
-Kept apart from ckspace.emit so that `enumerate --ck-api REV` and the set commands can restrict the model to what a
+Kept apart from ckspace.codegen.emit so that `enumerate --ck-api REV` and the set commands can restrict the model to what a
 revision can build without importing the emitter (or jinja2). `combine_rules(rules, ck_api)` is the one entry point
 the commands use; `resolve_revision` turns `None` / `auto` / a name into a revision name.
 """
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypedDict
 
+from ..memo import cached
 from ..errors import DataError, UsageError
 from ..paths import data_dir
 from ..rules.schema import Bool, ListOf, Str, Table, format_path, load_toml
@@ -24,13 +25,25 @@ def templates_dir() -> Path:
     return found
 
 
+class _ProbeFile(TypedDict):
+    file: str
+
+
+class Probe(_ProbeFile, total=False):
+    """One probe of a revision's `detect` list (templates/revisions.toml), as PROBE checked it."""
+
+    contains: list[str]
+    lacks: list[str]
+    absent: bool
+
+
 @dataclass(frozen=True)
 class Revision:
     name: str
     doc: str
     fallback: str | None
     families: tuple[str, ...]
-    detect: tuple[dict, ...]
+    detect: tuple[Probe, ...]
     unbuildable_archs: Mapping[str, str] = field(default_factory=dict)  # arch -> why the headers fail for it
     unexpressible_rules: tuple[str, ...] = ()  # the rules whose kernels the revision's templates cannot write
 
@@ -56,15 +69,10 @@ REVISIONS_FILE = Table({
     }), key=REVISION_NAME),
 }, required=("default", "revision"))
 
-_REVISIONS: tuple[str, dict[str, Revision]] | None = None
-
-
+@cached("codegen.ckapi.revisions", maxsize=1)
 def revisions() -> tuple[str, dict[str, Revision]]:
     """(default revision, revisions by name) from templates/revisions.toml."""
-    global _REVISIONS
-    if _REVISIONS is None:
-        _REVISIONS = read_revisions(templates_dir() / "revisions.toml")
-    return _REVISIONS
+    return read_revisions(templates_dir() / "revisions.toml")
 
 
 def read_revisions(path: Path) -> tuple[str, dict[str, Revision]]:
@@ -112,7 +120,7 @@ def detect_revision(ck_include: str | Path | None) -> str:
                      f"({', '.join(revision_names())}); pass --ck-api explicitly")
 
 
-def _probe(root: Path, probe: Mapping[str, object]) -> bool:
+def _probe(root: Path, probe: Probe) -> bool:
     path = root / str(probe["file"])
     if probe.get("absent"):
         return not path.exists()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from ..memo import cached
 from ..errors import DataError
 from ..rules.data import FieldDef, load_fields
 from ..rules.schema import Float, Int, ListOf, Str, Table, format_path, load_toml
@@ -97,12 +98,7 @@ def _field(fields: Mapping[str, FieldDef], name: str, label: str, path: tuple) -
     return fields[name]
 
 
-_MODEL: CostModel | None = None
-
-
+@cached("codegen.compilecost.model", maxsize=1)
 def model() -> CostModel:
     """The shipped cost model (read once per process)."""
-    global _MODEL
-    if _MODEL is None:
-        _MODEL = read(templates_dir() / COST_FILE, load_fields())
-    return _MODEL
+    return read(templates_dir() / COST_FILE, load_fields())

@@ -16,7 +16,7 @@ Templates are chosen per CK API revision (templates/revisions.toml): `--ck-api 2
 `--ck-api 2025.11`, or `--ck-api auto` with `--ck-include DIR`. A revision that cannot express some kernels has its
 own rule family (`ck-api-2025.11`), switched on with the revision, so the selection holds only kernels it can build.
 
-All writes go through `ckspace.manifest.Writer`: atomic, incremental, inside DIR only, stale files removed by the
+All writes go through `ckspace.codegen.manifest.Writer`: atomic, incremental, inside DIR only, stale files removed by the
 manifest (and its journal of the files an interrupted emit wrote) only. The directory is held (`manifest.locked`)
 while emitting, and what a killed emit left half-written is swept first.
 """
@@ -27,14 +27,16 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, SupportsInt, cast
 
 from ..errors import CkspaceError, DataError, UsageError
 from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
-from .manifest import Writer, digest, ensure_dir, locked, sweep_temporaries
+from .manifest import WriteStats, Writer, digest, ensure_dir, locked, sweep_temporaries
 from .units import VARIANT_ORDER, emit_order  # the order of the kernels in the files and the compile units
 
 if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
+
     from ..solve.kernels import KernelSpace
 
 DEFAULT_CHUNK_SIZE = 25
@@ -57,7 +59,7 @@ INCLUDE_ALL = {
 
 
 # ---- template sets ------------------------------------------------------------------------------------------------
-def template_env(rev: str):
+def template_env(rev: str) -> "jinja2.Environment":
     """A jinja2 environment over the revision's templates, then its fallbacks'."""
     import jinja2
 
@@ -90,7 +92,7 @@ def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim
     if not is_selection(set_name):
         return list(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where))
 
-    configs = [dict(c) for c in selected_configs(space, set_name)[0]]
+    configs = [dict(c) for c in selected_configs(space, cast(str, set_name))[0]]  # a selection's name: not None
     strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
     node = space.parse_where(where)
     from ..rules import expr as E
@@ -117,7 +119,7 @@ def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim
 
 
 # ---- rendering -----------------------------------------------------------------------------------------------------
-class _Kernel(dict):
+class _Kernel(dict[str, Any]):
     """A kernel's fields for the templates (jinja2 reads `k.name` as k["name"]), plus what they need besides."""
 
 
@@ -134,7 +136,7 @@ def kernel_context(cfg: Mapping[str, object], arch: str, block_per_cu) -> _Kerne
     return k
 
 
-def _block_per_cu_fn(space):
+def _block_per_cu_fn(space) -> Callable[[Mapping[str, object]], int]:
     """block_per_cu from the model's derived-field formula (fields.toml [derive.block_per_cu])."""
     from ..rules import expr as E
 
@@ -145,7 +147,7 @@ def _block_per_cu_fn(space):
     def fn(cfg: Mapping[str, object]) -> int:
         key = (cfg["pipeline"], cfg["double_smem_buffer"])
         if key not in memo:
-            memo[key] = int(E.evaluate(node, cfg, resolve))  # type: ignore[arg-type]
+            memo[key] = int(cast(SupportsInt, E.evaluate(node, cfg, resolve)))  # the formula is a number
         return memo[key]
 
     return fn
@@ -158,7 +160,7 @@ class EmitResult:
     arch: str
     kernels: int
     units: list[str]
-    stats: object
+    stats: WriteStats
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -180,7 +182,8 @@ def emit(space, configs: Sequence[Mapping[str, object]], out_dir: str | Path, re
             sweep_leftovers(root)
             return _emit(space, configs, out_dir, revision, chunk_size, selection, archs, units)
     except jinja2.TemplateError as exc:
-        where = f"{exc.filename}:{exc.lineno}: " if getattr(exc, "filename", None) else ""
+        located = cast("jinja2.TemplateSyntaxError", exc)  # read only where there is a filename: a syntax error
+        where = f"{located.filename}:{located.lineno}: " if getattr(exc, "filename", None) else ""
         raise DataError(f"template error: {where}{exc.message or exc}") from None
 
 
@@ -232,7 +235,8 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
         name = k["name"]
         header = f"{name}.hpp"
         wrapper = f"{WRAPPERS_DIR}/dispatcher_wrapper_{name}.hpp"
-        text = (t_dw if k["variant"] == "forward_depthwise" else t_gemm).render(k=k)
+        # (t_dw is None only where no kernel is depthwise)
+        text = (cast("jinja2.Template", t_dw) if k["variant"] == "forward_depthwise" else t_gemm).render(k=k)
         writer.write(header, text)
         writer.write(wrapper, t_wrap.render(k=k, rel_path=header))
         fields = {key: value for key, value in k.items() if key not in ("ns", "arch")}
@@ -265,7 +269,7 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
     for g in REG_GROUPS:
         groups[g].sort(key=lambda k: k["name"])
     t_chunk = env.get_template("register_chunk.cpp.j2")
-    chunks: dict[str, int] = {}
+    reg_chunks: dict[str, int] = {}  # per direction, how many registration chunks
     for g, ks in groups.items():
         n = 0
         for i in range(0, len(ks), chunk_size):
@@ -275,9 +279,9 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
             for k in part:
                 manifest_kernels[k["name"]]["files"].append(rel)
             n += 1
-        chunks[g] = n
+        reg_chunks[g] = n
     writer.write("register_all_grouped_conv_kernels.cpp",
-                 env.get_template("register_all.cpp.j2").render(chunks=chunks))
+                 env.get_template("register_all.cpp.j2").render(chunks=reg_chunks))
     t_inc = env.get_template("include_all.hpp.j2")
     for g, (fname, desc, alias) in INCLUDE_ALL.items():
         writer.write(fname, t_inc.render(headers=sorted(f"{k['name']}.hpp" for k in groups[g]),
@@ -291,7 +295,7 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
     t_rest = time.perf_counter()
 
     writer.remove_stale()
-    from .. import __version__
+    from ..version import __version__
 
     writer.finish({
         "tool": "ckspace",

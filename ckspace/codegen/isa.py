@@ -25,7 +25,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, cast
 
 from ..errors import CkspaceError
 from .elf import SHT_NOBITS, read_elf
@@ -211,7 +211,7 @@ def read_descriptors(path: str | Path) -> dict[str, tuple[int, int]]:
     private segment fixed size), the first two words of the descriptor."""
     elf = read_elf(path)
     try:
-        return {sym.name[:-3]: elf.words_at(sym, 2) for sym in elf.symbols
+        return {sym.name[:-3]: cast("tuple[int, int]", elf.words_at(sym, 2)) for sym in elf.symbols
                 if sym.name.endswith(".kd") and 0 < sym.shndx < len(elf.sections)
                 and elf.sections[sym.shndx].type != SHT_NOBITS}
     except struct.error as exc:

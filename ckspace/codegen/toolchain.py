@@ -209,10 +209,10 @@ def find(compiler: str | None = None, ck_include: str | Path | None = None, setu
     """The compiler to use: --compiler, else ROCm, else the registry toolchain (set up now if need be)."""
     inc = Path(ck_include) if ck_include else None
     if compiler:
-        tc = custom(compiler, inc)
-        if tc.ck_include is None:
-            tc.ck_include = _ck_headers_for_custom(setup_ok, log)
-        return tc
+        own = custom(compiler, inc)
+        if own.ck_include is None:
+            own.ck_include = _ck_headers_for_custom(setup_ok, log)
+        return own
     rocm = find_rocm()
     if rocm is not None:
         if inc:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, TypeVar
 
 DEFAULT_CHUNK_SIZE = 25  # = ckspace.codegen.emit.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
 MIN_UNITS = 16  # the default chunk size leaves at least this many units (when there are as many kernels): -j 16
 VARIANT_ORDER = {"forward": 0, "forward_depthwise": 1, "bwd_data": 2, "bwd_weight": 3}  # emit writes kernels so
 
+K = TypeVar("K", bound=Mapping[str, object])  # a kernel's fields: emit's template contexts keep their type
 
-def emit_order(configs: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+
+def emit_order(configs: Sequence[K]) -> list[K]:
     """The kernels in the order emit writes them: directions kept together (VARIANT_ORDER), then by name."""
     return sorted(configs, key=lambda c: (VARIANT_ORDER.get(str(c["variant"]), len(VARIANT_ORDER)), str(c["name"])))
 

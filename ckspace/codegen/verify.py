@@ -34,7 +34,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from . import build as B
 from . import isa
@@ -71,6 +71,16 @@ class KernelResult:
         """The descriptor's LDS bytes minus the model's: > 0 the model under-estimates, < 0 it over-estimates."""
         lds = self.isa.get("lds_bytes") if self.isa else None
         return None if lds is None or self.lds_model is None else lds - self.lds_model
+
+
+class _Compared(Protocol):
+    """A KernelResult whose lds_delta is known (lds_summary compares only those)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def lds_delta(self) -> int: ...
 
 
 @dataclass
@@ -147,7 +157,7 @@ class VerifyResult:
     def lds_summary(self) -> dict[str, object]:
         """The model's lds_bytes against the descriptors: how many kernels were compared, how many agree, and the
         largest under-estimate (descriptor above the model) and over-estimate, each with its kernel."""
-        compared = [k for k in self.kernels if k.lds_delta is not None]
+        compared = cast("list[_Compared]", [k for k in self.kernels if k.lds_delta is not None])
         under = max(compared, key=lambda k: (k.lds_delta, k.name), default=None)
         over = min(compared, key=lambda k: (k.lds_delta, k.name), default=None)
         return {
@@ -299,6 +309,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
 
     # What ckspace writes into: the work directory (emit and build), and the compile log the wrapper appends to
     work = check_subdir(root, WORK_DIR)
+    log_path: Path | None  # None where the log cannot be appended to
     log_path = check_inside(root, COMPILES_LOG).absolute()  # absolute: the compiles run in the work directory
     if not _appendable(log_path, warning):
         log_path = None
@@ -561,7 +572,8 @@ def separate(failed: Sequence[Mapping[str, object]], passed: Sequence[Mapping[st
     left = list(range(len(passed)))
     chosen: list[Condition] = []
     while left:
-        best, best_out = None, []
+        best: Condition | None = None
+        best_out: list[int] = []
         for c in cands:
             if c in chosen:
                 continue

@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence, cast
 
 from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
@@ -42,7 +42,7 @@ class Explainer:
     """Explains names for one arch and one choice of rule families; models of other archs are built on demand.
 
     One instance serves a whole batch: the data is loaded once, and the solver models of the strata it searched are
-    kept (ckspace.neighbours), so the thousandth name costs what the first one did minus the set-up.
+    kept (ckspace.explain.neighbours), so the thousandth name costs what the first one did minus the set-up.
     """
 
     def __init__(self, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
@@ -129,10 +129,10 @@ class Explainer:
             exp.family_info[unlisted.family] = {"doc": unlisted.rationale, "default": False, "enabled": True}
         elif not valid:
             with self._timed("other archs"):
-                others = [a for a in sorted(self.data.archs) if a != self.arch]
-                exp.valid_on = [a for a in others if self._valid_on(a, cfg)]
+                other_archs = [a for a in sorted(self.data.archs) if a != self.arch]
+                exp.valid_on = [a for a in other_archs if self._valid_on(a, cfg)]
                 if not exp.valid_on and any(r.enabled and r.family == HARDWARE_FAMILY for r in reasons):
-                    exp.hardware_ok_on = [a for a in others if self._valid_on(a, cfg, {HARDWARE_FAMILY})]
+                    exp.hardware_ok_on = [a for a in other_archs if self._valid_on(a, cfg, {HARDWARE_FAMILY})]
         with self._timed("notes"):
             exp.notes = self._notes(exp)
         if open_ok and not any(catalogs.values()):
@@ -305,7 +305,7 @@ class Explainer:
         # A second kind of kernel means a batch: the whole set once costs less than a part per kind.
         # the ndim matters to a GEMM kernel only (depthwise loops span every ndim: its part is the variant's)
         gemm = kind_of_variant(variant) == "gemm" and isinstance(ndim, int) and not isinstance(ndim, bool)
-        through = int(ndim) if gemm else None  # type: ignore[arg-type]
+        through = int(cast(int, ndim)) if gemm else None  # gemm holds only when ndim is an int
         for part in (((variant, through), (variant, None), (None, None)) if len(self._procedure_kinds) == 1 else ()):
             if (part, dtype) not in self._procedure_parts:
                 self._procedure_parts[(part, dtype)] = procedure_members(self._default_space(), part[0], dtype,

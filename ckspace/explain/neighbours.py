@@ -1,7 +1,7 @@
 """The nearest valid kernels to a rejected one, and the smallest fix of one rule, found by CP-SAT.
 
 Nearest means the fewest changed fields of the name. A stratum (variant, ndim, dtype) is one CP-SAT model holding
-every folded rule of the active families (ckspace.folded), built once per stratum and cloned per question; each
+every folded rule of the active families (ckspace.solve.folded), built once per stratum and cloned per question; each
 free field gets one literal per domain value, and the objective weighs them:
 
     W * (number of changed fields) + (how far each changed number moved, counted in domain steps)
@@ -34,7 +34,7 @@ from ..rules.check import breaks, domain_verdicts
 from ..rules.data import FieldDef, Rule
 from ..rules.model import Model, Stratum, kind_of_variant
 from ..rules.names import format_name
-from ..solve.cpsat import Compiler, new_variable, solve_stoppably
+from ..solve.cpsat import Compiler, Literal, new_variable, solve_stoppably
 from ..solve.folded import fold_constraints
 from .diff import changes_between
 from .result import Neighbour
@@ -84,13 +84,13 @@ class _Base:
     consts: dict[str, object]
     free: list[FieldDef]
     cp: cp_model.CpModel | None  # None: a rule folds to false, the stratum has no kernel
-    lits: dict[str, dict[object, object]]  # field -> value -> literal "field == value"
+    lits: dict[str, dict[object, Literal]]  # field -> value -> literal "field == value"
 
 
-def _value_literals(cp: cp_model.CpModel, f: FieldDef, var: object) -> dict[object, object]:
+def _value_literals(cp: cp_model.CpModel, f: FieldDef, var: cp_model.IntVar) -> dict[object, Literal]:
     if f.type == "bool":
-        return {False: var.negated(), True: var}  # type: ignore[attr-defined]
-    out = {}
+        return {False: var.negated(), True: var}
+    out: dict[object, Literal] = {}
     for i, value in enumerate(f.values):
         code = i if f.type == "enum" else value
         lit = cp.new_bool_var(f"{f.name}=={value}")
@@ -173,7 +173,7 @@ class NeighbourSearch:
                 if weight:
                     terms.append((lit, weight))
         if terms:
-            cp.minimize(sum(weight * lit for lit, weight in terms))  # type: ignore[misc]
+            cp.minimize(sum(weight * lit for lit, weight in terms))
         solver = cp_model.CpSolver()
         _params(solver)
         out: list[tuple[tuple, Neighbour]] = []
@@ -209,8 +209,8 @@ def _value(solver: cp_model.CpSolver, base: _Base, f: FieldDef) -> object:
     raise AssertionError(f"no value literal of {f.name} is true")
 
 
-def _negated(lit: object) -> object:
-    return lit.negated()  # type: ignore[attr-defined]
+def _negated(lit: Literal) -> Literal:
+    return lit.negated()
 
 
 # -- one rule on its own ---------------------------------------------------------------------------------------------
@@ -277,11 +277,11 @@ def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
              for f in free for value, lit in lits[f.name].items() if not _same(value, cfg.get(f.name))]
     if w is not True:  # prefer meeting the requirement to switching the rule off (ck.tile off by split_image)
         off = cp.new_bool_var("when_off")
-        cp.add_implication(off, w.negated())  # type: ignore[union-attr]
-        cp.add_implication(w.negated(), off)  # type: ignore[union-attr]
+        cp.add_implication(off, w.negated())
+        cp.add_implication(w.negated(), off)
         terms.append((off, W_WHEN_OFF))
     if terms:
-        cp.minimize(sum(weight * lit for lit, weight in terms))  # type: ignore[misc]
+        cp.minimize(sum(weight * lit for lit, weight in terms))
     solver = cp_model.CpSolver()
     _params(solver)
     try:

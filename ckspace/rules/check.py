@@ -6,8 +6,9 @@ This is the independent oracle of the tests and the engine of `explain`: for eve
 
 from __future__ import annotations
 
-from typing import Collection, Iterator, Mapping
+from typing import Callable, Collection, Iterable, Iterator, Mapping, SupportsInt, cast
 
+from ..memo import memo
 from . import expr as E
 from .data import Rule, message_parts
 from ..errors import CkspaceError, ExprError, KernelNameError
@@ -38,13 +39,7 @@ def domain_violations(model: Model, config: Mapping[str, object]) -> list[str]:
     return [v.message for v in domain_verdicts(model, config)]
 
 
-def show_value(value: object) -> str:
-    """A value as the rule language writes it: true/false, 'text', numbers as they are."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return f"'{value}'"
-    return str(value)
+show_value = E.show_value  # a value as the rule language writes it (true/false, 'text', numbers)
 
 
 def _show_domain(values: tuple) -> str:
@@ -64,7 +59,7 @@ def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
         return False  # the rule reads a field this config does not have (the other kernel family)
 
 
-_COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = {}  # (model, rule) -> closures (rules.closures)
+_COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = memo("rules.check.compiled", {})  # (model, rule) -> closures (rules.closures)
 
 
 def _compiled(rule: Rule, model: Model) -> tuple:
@@ -76,6 +71,8 @@ def _compiled(rule: Rule, model: Model) -> tuple:
         return hit[2]
     from .closures import Unsupported, compile_node
 
+    # closures.Fn, or a lambda holding its node as a default argument (which a Fn context cannot type)
+    fns: tuple[Callable[..., object], Callable[..., object]]
     try:
         fns = (compile_node(rule.when, model.resolve, exact=True), compile_node(rule.require, model.resolve, exact=True))
     except (Unsupported, KeyError, ExprError, TypeError):  # a reference the data cannot resolve: evaluate decides
@@ -183,7 +180,7 @@ def render(rule: Rule, config: Mapping[str, object], model: Model) -> str:
     return "".join(out)
 
 
-_MESSAGE_NODES: dict[tuple[int, str], tuple[object, E.Node]] = {}  # (id of the data, text) -> (data, parsed)
+_MESSAGE_NODES: dict[tuple[int, str], tuple[object, E.Node]] = memo("rules.check.message_nodes", {})  # (id of the data, text) -> (data, parsed)
 
 
 def _message_node(model: Model, text: str) -> E.Node:
@@ -214,9 +211,9 @@ def _derived_expected(rule: Rule, config: Mapping[str, object], model: Model) ->
 
 def _format(value: object, fmt: str) -> str:
     if fmt == "d":
-        return str(int(value))  # type: ignore[arg-type]
+        return str(int(cast(SupportsInt, value)))  # what int takes (any other value raises: verdict shows the template)
     if fmt == "x":
-        items = list(getattr(value, "rows", value))  # type: ignore[arg-type]
+        items = list(cast(Iterable[object], getattr(value, "rows", value)))  # a relation's rows, or a tuple
         return " ".join("x".join(str(v) for v in item) if isinstance(item, tuple) else str(item) for item in items) or "none"
     if isinstance(value, bool):
         return "true" if value else "false"

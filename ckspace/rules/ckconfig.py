@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, cast
 
 from ..errors import CkspaceError, KernelNameError
 from ..lines import MAX_NAME, parse_json, read_bounded
@@ -84,9 +84,9 @@ def _typed(where: str, key: str, value: object, kind: type) -> object:
     if not ok:
         want = {int: "an integer", bool: "true or false", str: "a string", list: "a list"}[kind]
         raise _fail(where, f"key {key!r}: expected {want}, got {_shown(value)}")
-    if kind is int and not 0 <= value < 2**31:  # type: ignore[operator]
+    if kind is int and not 0 <= cast(int, value) < 2**31:  # value is a `kind` (checked above)
         raise _fail(where, f"key {key!r}: {_shown(value)} is out of range")
-    if kind is str and not (0 < len(value) <= 64 and value.isascii()):  # type: ignore[arg-type]
+    if kind is str and not (0 < len(cast(str, value)) <= 64 and cast(str, value).isascii()):
         raise _fail(where, f"key {key!r}: {_shown(value)} is not a word")
     return value
 

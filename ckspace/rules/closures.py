@@ -6,7 +6,7 @@ checks every rule on seven archs for each name; walking the expression tree for 
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from . import expr as E
 
@@ -38,6 +38,10 @@ class _Compiler:
 
 def _fn(self: _Compiler, node: E.Node) -> Fn:
     t = type(node)
+    # Operand closures: the type checker has typed their values (integers wherever arithmetic or min/max applies),
+    # which Fn's `object` cannot say.
+    a: Callable[[Mapping[str, object]], Any]
+    b: Callable[[Mapping[str, object]], Any]
     if t is E.Const:
         value = node.value  # type: ignore[union-attr]
         return lambda env: value
@@ -68,7 +72,7 @@ def _fn(self: _Compiler, node: E.Node) -> Fn:
         return lambda env: binop(op, a(env), b(env))
     if t is E.Neg:
         a = _fn(self, node.operand)  # type: ignore[union-attr]
-        return lambda env: -a(env)  # type: ignore[operator]
+        return lambda env: -a(env)
     if t is E.Cmp:
         a, b, op = _fn(self, node.left), _fn(self, node.right), node.op  # type: ignore[union-attr]
         if op == "==":
@@ -93,7 +97,7 @@ def _fn(self: _Compiler, node: E.Node) -> Fn:
         return lambda env: x(env) if c(env) else y(env)
     if t is E.Call:
         args = [_fn(self, a) for a in node.args]  # type: ignore[union-attr]
-        pick = min if node.fn == "min" else max  # type: ignore[union-attr]
+        pick: Callable[[list[Any]], object] = min if node.fn == "min" else max  # type: ignore[union-attr]
         return lambda env: pick([f(env) for f in args])
     if t is E.Index:
         base, key = _fn(self, node.base), _fn(self, node.index)  # type: ignore[union-attr]

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..memo import memo
 from .. import cache
 from ..errors import CkspaceError
 from ..lines import read_bounded
@@ -35,8 +36,8 @@ MAX_BYTES = 16 * 1024 * 1024
 # The package's own constraints directory, the only one read from a compiled file (tests point it elsewhere).
 OWN_ROOT = PACKAGE / "constraints"
 
-_READ: dict[tuple[Path, str], "dict[str, Any] | None"] = {}  # (root, data digest) -> the payload, or None: a miss
-_CURATED: dict[str, Any] = {}  # arch -> its unpickled curation tables, of the payload in _READ
+_READ: dict[tuple[Path, str], "dict[str, Any] | None"] = memo("rules.compiled.read", {})  # (root, data digest) -> the payload, or None: a miss
+_CURATED: dict[str, Any] = memo("rules.compiled.curated", {})  # arch -> its unpickled curation tables, of the payload in _READ
 
 
 def key(data_digest: str) -> str:

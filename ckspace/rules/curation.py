@@ -7,9 +7,9 @@ those lookups once per arch into flat relations (`ck.tile`, `ck.wave_warp`, `ck.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Iterator
 
+from ..memo import cached
 from ..errors import DataError
 from .relation import Relation
 
@@ -52,7 +52,7 @@ class CkCuration:
         self.raw = raw
         self.arch = arch_facts
 
-    @lru_cache(maxsize=None)
+    @cached("rules.curation.relation", maxsize=None)
     def relation(self, name: str) -> Relation:
         builder = getattr(self, f"_build_{name}", None)
         if builder is None:
@@ -100,13 +100,13 @@ class CkCuration:
     def wave_strategies(self, variant: str, tile: str) -> list[tuple[int, int, int]]:
         waves = self.raw["waves"]
         names = waves.get("override", {}).get(variant, {}).get(tile) or waves["base"].get(tile) or ["SINGLE"]
-        return [tuple(waves["strategies"][n]) for n in names]  # type: ignore[misc]
+        return [tuple(waves["strategies"][n]) for n in names]
 
     def warp_candidates(self, variant: str, tile: str, wave: tuple[int, int, int]) -> list[tuple[int, int]]:
         """The curated warp (m, n) candidates of a (variant, tile, wave) in CK's order, before any filter (spec 3.4)."""
         for exc in self.raw["warp_tiles"].get("exception", []):
             if exc["variant"] == variant and exc["tile"] == tile and tuple(exc["wave"]) == wave:
-                return [tuple(mn) for mn in exc["warp_mn"]]  # type: ignore[misc]
+                return [tuple(mn) for mn in exc["warp_mn"]]
         tm, tn, _ = parse_tile(tile)
         pm, pn = tm // wave[0], tn // wave[1]
         return [(32, 32)] if pm >= 32 and pn >= 32 and pm % 32 == 0 and pn % 32 == 0 else [(16, 16)]
@@ -167,7 +167,7 @@ class CkCuration:
             strategies = [tuple(vec["strategies"]["GENERIC"][dclass])]
         else:
             strategies = [tuple(vec["strategies"][s][dclass]) for s in table[tile].get(dclass, [])]
-        return sorted(set(strategies + extras))  # type: ignore[arg-type]
+        return sorted(set(strategies + extras))
 
     def _build_vec(self) -> Relation:
         rows = []

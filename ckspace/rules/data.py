@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..memo import memo
 from . import compiled
 from . import expr as E
 from . import typecheck as T
@@ -192,7 +193,7 @@ def load_fields(root: Path | None = None) -> dict[str, FieldDef]:
 
 # The last DataSet of the most recently loaded directories, served again while a directory's digest holds (a few:
 # a program that loads many directories, such as the test suite, does not keep them all).
-_LOADED: "OrderedDict[Path, DataSet]" = OrderedDict()
+_LOADED: "OrderedDict[Path, DataSet]" = memo("rules.data.loaded", OrderedDict())
 LOADED_KEPT = 4
 
 
@@ -210,7 +211,7 @@ def load(root: Path | None = None) -> DataSet:
         _LOADED.move_to_end(root)
         return known
     data = compiled.data(root, digest) or _load(root)  # the build's pickle of the package's own data, else parse
-    data.digest = digest  # type: ignore[misc]  # the bytes the memo is keyed on (cached_property's slot)
+    data.digest = digest  # the bytes the memo is keyed on (cached_property's slot)
     _LOADED[root] = data
     _LOADED.move_to_end(root)
     while len(_LOADED) > LOADED_KEPT:
@@ -435,7 +436,7 @@ def message_parts(template: str) -> list[tuple[str, str, str]]:
     return list(hit)
 
 
-_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = {}  # a batch renders the same few hundred templates
+_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = memo("rules.data.parts", {})  # a batch renders the same few hundred templates
 PARTS_KEPT = 4096  # templates remembered (the data has a few hundred; a bound all the same)
 
 

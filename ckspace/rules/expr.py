@@ -1,7 +1,7 @@
 """The rule expression language: a small, typed subset of Python expressions.
 
 Rules, derived fields and `--where` filters are written in it. One parsed tree has two readers that never share
-code: `evaluate` (plain Python, on one concrete config: the oracle) and `ckspace.cpsat` (CP-SAT constraints).
+code: `evaluate` (plain Python, on one concrete config: the oracle) and `ckspace.solve.cpsat` (CP-SAT constraints).
 
 Supported: integer, string and boolean constants; field names; references into the data (`arch.warp_size`,
 `ck.tile`, `arch.warp_tiles[dtype]`); tuples; `+ - * // %`; comparisons (chained too); `in` / `not in` against a
@@ -480,10 +480,29 @@ def contains(collection: object, item: object) -> bool:
 # Python's binding strengths, for the parentheses `show` must print.
 _BINDING = {"+": 5, "-": 5, "*": 6, "//": 6, "%": 6}
 
+Leaf = Callable[["Node"], "str | Node | None"]
 
-def show(node: Node) -> str:
-    """The expression as source text (what an error message quotes)."""
-    return _source(node)
+
+def show_value(value: object) -> str:
+    """A value as the rule language writes it: true/false, 'text', numbers as they are."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):  # quoted as Python reads it back (repr only where it must escape)
+        return f"'{value}'" if "'" not in value and "\\" not in value else repr(value)
+    return str(value)
+
+
+def show(node: Node, leaf: Leaf | None = None) -> str:
+    """The expression as source text: the one printer of the rule language (error messages, `ckspace rules`,
+    `ckspace fields`, explain's derivations). Parsing the text gives the node back.
+
+    `leaf` may print a node itself (a string) or stand another node in for it (explain's working: fields replaced
+    by their values, a conditional by its branch)."""
+    return _text(node, leaf or _no_leaf)
+
+
+def _no_leaf(node: Node) -> None:
+    return None
 
 
 def _binding(node: Node) -> int:
@@ -504,46 +523,59 @@ def _binding(node: Node) -> int:
     return 9
 
 
-def _source(node: Node, binding: int = 0) -> str:
-    text = _source_of(node)
-    return f"({text})" if _binding(node) < binding else text
+def _text(node: Node, leaf: Leaf) -> str:
+    node, hit = _resolve(node, leaf)
+    if hit is not None:
+        return hit
 
+    def sub(child: Node, min_binding: int) -> str:
+        child, done = _resolve(child, leaf)
+        text = done if done is not None else _text(child, leaf)
+        return text if done is not None or _binding(child) >= min_binding else f"({text})"
 
-def _source_of(node: Node) -> str:
     if isinstance(node, Const):
-        value = node.value
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value) if isinstance(value, int) else repr(value)
+        return show_value(node.value)
     if isinstance(node, Field):
         return node.name
     if isinstance(node, Ref):
         return ".".join(node.path)
     if isinstance(node, Index):
-        return f"{_source(node.base, 9)}[{_source(node.index)}]"
+        return f"{sub(node.base, 9)}[{_text(node.index, leaf)}]"
     if isinstance(node, Tup):
-        items = ", ".join(_source(i) for i in node.items)
+        items = ", ".join(_text(i, leaf) for i in node.items)
         return f"({items},)" if len(node.items) == 1 else f"({items})"
     if isinstance(node, Call):
-        return f"{node.fn}(" + ", ".join(_source(a) for a in node.args) + ")"
+        return f"{node.fn}(" + ", ".join(_text(a, leaf) for a in node.args) + ")"
     if isinstance(node, BinOp):
         b = _BINDING[node.op]
-        return f"{_source(node.left, b)} {node.op} {_source(node.right, b + 1)}"
+        return f"{sub(node.left, b)} {node.op} {sub(node.right, b + 1)}"
     if isinstance(node, Neg):
-        return f"-{_source(node.operand, 7)}"
+        return f"-{sub(node.operand, 7)}"
     if isinstance(node, Cmp):
-        return f"{_source(node.left, 5)} {node.op} {_source(node.right, 5)}"
+        return f"{sub(node.left, 5)} {node.op} {sub(node.right, 5)}"
     if isinstance(node, In):
-        return f"{_source(node.left, 5)} {'not in' if node.negate else 'in'} {_source(node.right, 5)}"
+        return f"{sub(node.left, 5)} {'not in' if node.negate else 'in'} {sub(node.right, 5)}"
     if isinstance(node, And):
-        return " and ".join(_source(i, 3) for i in node.items)
+        return " and ".join(sub(i, 3) for i in node.items)
     if isinstance(node, Or):
-        return " or ".join(_source(i, 2) for i in node.items)
+        return " or ".join(sub(i, 3) for i in node.items)  # `a or (b and c)`: parenthesised for the reader
     if isinstance(node, Not):
-        return f"not {_source(node.operand, 3)}"
+        return f"not {sub(node.operand, 3)}"
     if isinstance(node, IfElse):
-        return f"{_source(node.then, 1)} if {_source(node.cond, 1)} else {_source(node.other)}"
+        return f"{sub(node.then, 1)} if {sub(node.cond, 1)} else {sub(node.other, 0)}"
     raise TypeError(f"not an expression node: {node!r}")
+
+
+def _resolve(node: Node, leaf: Leaf) -> tuple[Node, str | None]:
+    """Follow stand-in nodes; the final node and its printed text when `leaf` prints it."""
+    for _ in range(64):
+        hit = leaf(node)
+        if hit is None:
+            return node, None
+        if isinstance(hit, str):
+            return node, hit
+        node = hit
+    return node, None
 
 
 def fields_of(node: Node) -> frozenset[str]:

@@ -1,6 +1,6 @@
 """The model for one arch and one choice of rule families: its fields, active rules and data references.
 
-It holds no solver state. `ckspace.check` reads it to test one config in plain Python; `ckspace.cpsat` reads it to
+It holds no solver state. `ckspace.rules.check` reads it to test one config in plain Python; `ckspace.solve.cpsat` reads it to
 build CP-SAT models; the two never share evaluation code.
 """
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Sequence
 
+from ..memo import memo
 from . import compiled
 from . import expr as E
 from . import typecheck as T
@@ -179,7 +180,7 @@ class Model:
 # Models by (data, arch, families): the explainer and the kernel space it lists read one model, whose lazily built
 # tables and reference checks (13 ms) are then made once. A Model is a pure function of those three (it holds no
 # solver state); each entry holds its data, so an id in a key is never reused while the entry lives.
-_SHARED: "OrderedDict[tuple[int, str, frozenset[str]], Model]" = OrderedDict()
+_SHARED: "OrderedDict[tuple[int, str, frozenset[str]], Model]" = memo("rules.model.shared", OrderedDict())
 SHARED_KEPT = 8
 
 
@@ -193,11 +194,6 @@ def shared_model(data: DataSet, arch: str, families: frozenset[str]) -> Model:
     while len(_SHARED) > SHARED_KEPT:
         _SHARED.popitem(last=False)
     return model
-
-
-def clear_shared() -> None:
-    """Forget the shared models (for cold-run measurements)."""
-    _SHARED.clear()
 
 
 def _refs(node: E.Node) -> Iterable[tuple[str, ...]]:

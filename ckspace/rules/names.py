@@ -8,13 +8,13 @@ order are errors whose suggestion is the canonical name. Every suggestion is its
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, SupportsIndex, cast
 
+from ..memo import cached, memo
 from ..errors import KernelNameError
 
 __all__ = ["parse_name", "format_name"]
@@ -119,7 +119,7 @@ class _Cursor:
         return [int(d) for d in digits]
 
 
-@functools.lru_cache(maxsize=64)
+@cached("rules.names.ints_pattern", maxsize=64)
 def _ints_pattern(head: str, sep: str, n: int, tail: str) -> re.Pattern[str]:
     digit = "([0-9])" if sep == "" else "([0-9]+)"  # pad{m}{n}{k}: one digit each
     return re.compile(re.escape(head) + re.escape(sep).join([digit] * n) + re.escape(tail))
@@ -296,7 +296,8 @@ def _parse(name: str) -> dict[str, object]:
     f: dict[str, object] = {"variant": _parse_prefix_variant(cur, name)}
     f["dtype"] = cur.word("dtype", "a lower-case data type such as fp16, bf16 or fp32")
     if re.fullmatch(r"[0-9]+d", cur.peek() or ""):  # e.g. grouped_conv_fwd_fp16_2d_...
-        raise _Bad("layout", "{dtype}_{layout} before the ndim, e.g. fp16_nhwgc; one of them is missing", cur.peek())
+        raise _Bad("layout", "{dtype}_{layout} before the ndim, e.g. fp16_nhwgc; one of them is missing",
+                   cast(str, cur.peek()))  # the token just matched
     f["layout"] = cur.word("layout", "a lower-case layout such as nhwgc or ngchw")
     (f["ndim"],) = cur.ints("ndim", "the spatial dimensions as {n}d, e.g. 2d", 1, tail="d")
     return _parse_depthwise(cur, f) if f["variant"] == "forward_depthwise" else _parse_gemm(cur, f, name)
@@ -328,14 +329,15 @@ def parse_name(name: str) -> dict[str, object]:
 
 
 def _num(fields: Mapping[str, object], key: str) -> int:
-    value = operator.index(fields[key])  # accepts numpy / CP-SAT integers, rejects floats and strings
+    # accepts numpy / CP-SAT integers, rejects floats and strings (the cast: what it accepts, not what it is given)
+    value = operator.index(cast(SupportsIndex, fields[key]))
     if value < 0 or len(str(value)) > MAX_DIGITS:
         raise ValueError(f"{key} must be a non-negative integer of at most {MAX_DIGITS} digits, not {value}")
     return value
 
 
 def _flag(fields: Mapping[str, object], key: str) -> bool:
-    return bool(operator.index(fields[key]))
+    return bool(operator.index(cast(SupportsIndex, fields[key])))  # anything else raises, as in _num
 
 
 def _word(fields: Mapping[str, object], key: str) -> str:
@@ -355,7 +357,7 @@ def format_name(fields: Mapping[str, object]) -> str:
         return (f"grouped_conv_fwd_depthwise_{head}_{n['dw_tile_h']}x{n['dw_tile_w']}_f{n['filter_size']}"
                 f"_s{n['stride_h']}x{n['stride_w']}_p{n['pad_h']}x{n['pad_w']}_nb{n['nbatch']}"
                 f"_sub{n['sub_h']}x{n['sub_w']}_vec{n['in_vec']}_{n['out_vec']}")
-    tag = VARIANT_TAGS.get(fields["variant"])  # type: ignore[arg-type]
+    tag = VARIANT_TAGS.get(cast(str, fields["variant"]))  # any other value finds no tag (or raises, unhashable)
     if tag is None:
         raise ValueError(f"variant must be one of {', '.join(VARIANT_TAGS)} or forward_depthwise")
     if tag == "fwd" and fields["dtype"] == "depthwise":
@@ -394,7 +396,7 @@ def format_name(fields: Mapping[str, object]) -> str:
     return name
 
 
-_CHECKED_TEXT: set[tuple] = set()  # tuples of text values (per kind) that format_name's checks have passed
+_CHECKED_TEXT: set[tuple] = memo("rules.names.checked_text", set())  # tuples of text values (per kind) that format_name's checks have passed
 _INT_BOUND = 10**MAX_DIGITS
 _INT_TYPE = {int}
 _GEMM_INTS = ("ndim", "tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n",
@@ -480,7 +482,7 @@ class _Formatter:
         self.name = eval(source, {"T": VARIANT_TAGS, "DV": DEFAULT_VEC})  # noqa: S307 (our own template)
 
 
-@functools.lru_cache(maxsize=64)
+@cached("rules.names.formatter", maxsize=64)
 def _formatter(keys: tuple[str, ...], kind: str) -> _Formatter | None:
     """The compiled namer of a key order (None: a needed field is missing, or a key repeats)."""
     index = {k: i for i, k in enumerate(keys)}

@@ -27,7 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    # mypy checks as Python 3.10 (pyproject), where tomli is the parser; it is installed on 3.10 only.
+    import tomli as tomllib  # Python 3.10
 
 from ..errors import DataError
 from ..lines import read_bounded

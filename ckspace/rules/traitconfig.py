@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from ..errors import CkspaceError
 from ..lines import parse_json, read_bounded
@@ -100,7 +100,7 @@ def _variant_term(value: object, where: str) -> str:
     names = value if isinstance(value, list) else [value]
     if not names or not all(isinstance(v, str) and v in VARIANTS for v in names):
         raise TraitConfigError(f"{where}: variant {_shown(value)} is not one of {', '.join(VARIANTS)}")
-    return _membership("variant", sorted({VARIANTS[v] for v in names}, key=list(VARIANTS.values()).index))
+    return _membership("variant", sorted({VARIANTS[cast(str, v)] for v in names}, key=list(VARIANTS.values()).index))
 
 
 def _key_term(where: str, key: str, spec: object, fields: Mapping[str, FieldDef]) -> str:
@@ -136,7 +136,9 @@ def _values(where: str, spec: object, field: FieldDef) -> list:
 def _range(where: str, lo: object, hi: object, step: object, field: FieldDef) -> list[int]:
     """The values of an integer field that a range {min, max, step} holds (tile-engine's range(min, max + 1, step)):
     the field's own values on the step's grid, never the range listed element by element (it may span billions)."""
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) or step < 1 or lo > hi:
+    # (the casts: each is an int once the first test passes)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) \
+            or cast(int, step) < 1 or cast(int, lo) > cast(int, hi):
         raise TraitConfigError(f"{where}: min, max and step are integers with min <= max and step >= 1")
     if field.type != "int":
         raise TraitConfigError(f"{where}: a range {{min, max, step}} is for integer fields; {field.name} is "

@@ -19,7 +19,7 @@ free fields must give a number; two free enum fields cannot be compared; integer
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Optional, Protocol, Union
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Union, cast
 
 from . import expr as E
 from ..errors import CkspaceError, ExprError
@@ -217,10 +217,18 @@ def comparable(a: Type, b: Type) -> bool:
 
 
 class FieldLike(Protocol):
-    name: str
-    type: str  # int | bool | enum
-    values: tuple
-    stratum: bool
+    # Read-only members: the checker only reads a field, and data.FieldDef is a frozen dataclass.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...  # int | bool | enum
+
+    @property
+    def values(self) -> tuple: ...
+
+    @property
+    def stratum(self) -> bool: ...
 
 
 RefTyper = Callable[[tuple[str, ...]], Type]
@@ -412,7 +420,7 @@ class Checker:
         if None in (a.lo, a.hi, b.lo, b.hi):
             return IntT()
         constant = self.is_static(node.left) and self.is_static(node.right)
-        if min(a.lo, b.lo) < 0 and not constant:  # type: ignore[type-var]
+        if min(a.lo, b.lo) < 0 and not constant:  # type: ignore[type-var, operator]
             # The solver divides non-negative values only (its ranges are these ranges); constants fold first.
             negative, t = (node.left, a) if a.lo < 0 else (node.right, b)  # type: ignore[operator]
             raise self.fail(f"'{node.op}' takes non-negative operands, got {self.part(negative, t)} "
@@ -452,7 +460,7 @@ class Checker:
         for node in nodes:
             f = self.scope.fields.get(node.name) if isinstance(node, E.Field) else None
             if f is not None and f.values:
-                return f"; {node.name} values: {', '.join(map(str, f.values))}"
+                return f"; {cast(E.Field, node).name} values: {', '.join(map(str, f.values))}"
         return ""
 
     def known_values(self, a: E.Node, b: E.Node) -> None:
@@ -558,9 +566,9 @@ class Checker:
                 raise self.fail(f"{self.brief(node.base)} is indexed by int, got {self.part(node.index, key)}")
             index = node.index
             if isinstance(index, E.Neg) and isinstance(index.operand, E.Const):  # -3 parses as Neg(3)
-                index = E.Const(-int(index.operand.value))  # type: ignore[arg-type]
+                index = E.Const(-int(cast(int, index.operand.value)))  # an integer: key is NUMERIC
             if isinstance(base, TupleT) and isinstance(index, E.Const):
-                position = int(index.value)  # type: ignore[arg-type]
+                position = int(cast(int, index.value))  # an integer: key is NUMERIC
                 if not -len(base.items) <= position < len(base.items):
                     raise self.fail(f"index {position} is out of range for {self.brief(node.base)} "
                                     f"({len(base.items)} items)")

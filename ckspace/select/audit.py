@@ -17,7 +17,7 @@ audited too: each kernel is then classed by the rules it breaks on the machine t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import DataError
 
@@ -68,7 +68,7 @@ def fact_rules(space) -> list:
 
 def draw(space, n: int, near: int, seed: int | str, stratify: str | None = DEFAULT_STRATIFY,
          rules: Sequence | None = None, log: Callable[[str], None] | None = None,
-         filters: Mapping[str, object] | None = None) -> AuditPlan:
+         filters: Mapping[str, Any] | None = None) -> AuditPlan:
     """The plan of an audit of `space` (see the module doc): n uniform, n stratified (unless `stratify` is empty)
     and up to `near` near misses of each fact rule (or of `rules`), every draw reproducible by `seed`; `filters`
     (variant, ndim, dtype, where) narrow every draw."""

@@ -20,7 +20,7 @@ filters), so whether a config's pair is a curated candidate tells which of the t
 from __future__ import annotations
 
 import operator
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence, cast
 
 from ..errors import DataError
 from ..rules.curation import FEATURE_COLUMNS, PLAIN_FEATURES, CkCuration, parse_pair
@@ -29,6 +29,7 @@ from ..rules.data import DataSet
 Config = Mapping[str, Any]
 Key = tuple[int, ...]
 Block = tuple[tuple, list[str], "list[tuple[str, str]] | None"]  # feature key, tiles, pipeline override (or None)
+Place = tuple[int, int, dict]  # a tile's place: its block's index, its index in the block, its pipeline order
 DEPTHWISE = "forward_depthwise"
 
 
@@ -50,7 +51,9 @@ class CkOrder:
         self.dw_columns = tuple(dw["columns"])
         self.dw_rows = {tuple(row): i for i, row in reversed(list(enumerate(dw["rows"])))}  # first row wins
         self._blocks: dict[tuple[str, int, str], list[Block]] = {}
-        self._memo: dict[tuple, object] = {}  # pipeline tables and wave/warp keys, per block, tile and pair
+        # pipeline tables and wave/warp keys, per block, tile and pair: a 5-tuple key (a block and tile) holds a Place
+        # or False, an 8-tuple key (a wave/warp pair) a Key
+        self._memo: dict[tuple, Place | Literal[False] | Key] = {}
         self._fast: dict[tuple, tuple[Key, dict]] = {}  # _BLOCK_AND_PAIR values -> (key head, pipeline order)
 
     def _index(self, table: Mapping[Any, int], value: Any, what: str, config: Config) -> int:
@@ -88,7 +91,7 @@ class CkOrder:
         return (1, firsts.index(mn), -wave[0], -wave[1], wave[2])
 
     def _block(self, variant: str, ndim: int, dtype: str, tile: str,
-               feature: tuple) -> "tuple[int, int, dict] | bool":
+               feature: tuple) -> "Place | Literal[False]":
         """The first block of (variant, ndim, dtype) with this feature key that lists the tile: its index, the
         tile's index in it and its (pipeline, scheduler) order; False where no block does."""
         for b_index, (fkey, tiles, pipes) in enumerate(self._block_list(variant, ndim, dtype)):
@@ -150,15 +153,15 @@ class CkOrder:
         feature = tuple(config[f] for f in FEATURE_COLUMNS)
         # Thousands of configs share a block, a tile and a wave/warp pair: their parts of the key are computed once
         # (_memo): CK's order of gfx950's full set takes 0.04 s instead of 0.11 s.
-        block = self._memo.get((variant, ndim, dtype, tile, feature))
+        block = cast("Place | Literal[False] | None", self._memo.get((variant, ndim, dtype, tile, feature)))
         if block is None:
             block = self._memo[(variant, ndim, dtype, tile, feature)] = self._block(variant, ndim, dtype, tile,
                                                                                    feature)
         if block:
-            b_index, t_index, pipe_table = block  # type: ignore[misc]
+            b_index, t_index, pipe_table = block
             pair_key = (variant, dtype, tile, config["wave_m"], config["wave_n"], config["wave_k"],
                         config["warp_tile_m"], config["warp_tile_n"])
-            pair = self._memo.get(pair_key)
+            pair = cast("Key | None", self._memo.get(pair_key))
             if pair is None:
                 pair = self._memo[pair_key] = self._pair_key(config, tile)
             pipe = self._index(pipe_table, (config["pipeline"], config["scheduler"]), "pipeline/scheduler", config)

@@ -21,7 +21,7 @@ same space would give for the same seed (both uniform).
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence, TypeVar
 
 from .coverage import natural_key
 from ..errors import UsageError
@@ -29,6 +29,9 @@ from .objectives import DIMENSIONS, Dimension
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..solve.kernels import KernelSpace
+
+# A kernel config: sample() gives back the very mappings it was given (a dict stays a dict).
+Config = TypeVar("Config", bound=Mapping[str, object])
 
 
 def stratify_dimensions(spec: str | Sequence[str] | None, field_names: Sequence[str]) -> list[Dimension]:
@@ -66,8 +69,8 @@ def shares(sizes: Sequence[int], n: int, rng: random.Random) -> list[int]:
     return alloc
 
 
-def sample(configs: Sequence[Mapping[str, object]], n: int, seed: int | str,
-           stratify: Sequence[Dimension] = ()) -> list[Mapping[str, object]]:
+def sample(configs: Sequence[Config], n: int, seed: int | str,
+           stratify: Sequence[Dimension] = ()) -> list[Config]:
     """n kernels drawn uniformly (per stratum with `stratify`), returned sorted by name."""
     if n < 0:
         raise UsageError(f"-n must be >= 0, got {n}")
@@ -76,13 +79,13 @@ def sample(configs: Sequence[Mapping[str, object]], n: int, seed: int | str,
         rng = random.Random(f"ckspace-sample:{seed}")
         picked = rng.sample(range(len(population)), min(n, len(population)))
         return [population[i] for i in sorted(picked)]
-    groups: dict[tuple[str, ...], list[Mapping[str, object]]] = {}
+    groups: dict[tuple[str, ...], list[Config]] = {}
     for cfg in population:
         key = tuple((d.value(cfg) or "-") for d in stratify)
         groups.setdefault(key, []).append(cfg)
     keys = sorted(groups, key=lambda k: tuple(natural_key(v) for v in k))
     alloc = shares([len(groups[k]) for k in keys], n, random.Random(f"ckspace-sample:{seed}:shares"))
-    out: list[Mapping[str, object]] = []
+    out: list[Config] = []
     for key, k in zip(keys, alloc):
         members = groups[key]
         rng = random.Random(f"ckspace-sample:{seed}:{'/'.join(key)}")
@@ -130,7 +133,7 @@ def _distinct(rng: random.Random, total: int, k: int) -> list[int]:
     if total < 2**62:
         return rng.sample(range(total), k)
     taken: set[int] = set()
-    out = []
+    out: list[int] = []
     while len(out) < k:
         r = rng.randrange(total)
         if r not in taken:

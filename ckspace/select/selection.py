@@ -1,6 +1,6 @@
 """Selecting a kernel set by an objective: a set cover with side constraints, solved with CP-SAT.
 
-Every coverage item of the objective (ckspace.coverage) must be covered by a chosen kernel; the objective is the
+Every coverage item of the objective (ckspace.select.coverage) must be covered by a chosen kernel; the objective is the
 number of kernels (or, with a previous selection to stay close to, the churn first and the size second). Before the
 solver sees it, the problem is reduced in plain Python:
 
@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Container, Iterable, Mapping, Sequence
+from typing import Any, Container, Iterable, Mapping, Sequence, cast
 
 from .. import cache
 from .coverage import ItemIndex
@@ -227,7 +227,8 @@ def select(space, objective: Objective, stable_from: str | Path | None = None,
             stats = dict(hit["stats"])
             stats["cached"] = True
             stats["total_seconds"] = round(time.perf_counter() - started, 3)
-            return Selection([by_name[n] for n in hit["names"]], stats)
+            # configs is None here, so rows (and by_name's values) are universe()'s dicts.
+            return Selection(cast("list[dict[str, object]]", [by_name[n] for n in hit["names"]]), stats)
     t_items = time.perf_counter()
     index = ItemIndex(objective, rows)
     prev: set[int] | None = None
@@ -420,7 +421,9 @@ def _solve_part(kernels: list[int], of_kernel: Sequence[Sequence[int]], prev: se
     greedy = _greedy(kernels, of_kernel, start)
     if min_k and len(greedy) < min_k:
         greedy |= set([k for k in kernels if k not in greedy][: min_k - len(greedy)])
-    model = cp_model.CpModel()
+    # Any: the camelCase methods used below (NewBoolVar, AddBoolOr, ...) are installed per instance by setattr in
+    # CpModel.__init__, out of sight of OR-Tools' own annotations.
+    model: Any = cp_model.CpModel()
     pos = {k: j for j, k in enumerate(kernels)}
     x = [model.NewBoolVar(f"k{k}") for k in kernels]
     items: dict[int, list[int]] = {}

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
+from ..memo import memo
 from ..errors import CkspaceError, UsageError
 from ..rules.names import parse_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules.data import DataSet
+    from ..rules.model import Model
     from ..solve.kernels import KernelSpace
     from . import coverage, objectives
     from .selection import Selection
@@ -344,7 +346,7 @@ def open_space_config(space: "KernelSpace", name: str) -> dict[str, object] | No
     return cfg
 
 
-_open_models: dict[tuple, object] = {}  # per data, arch and facts: a batch of names builds one model
+_open_models: dict[tuple, Model] = memo("select.sets.open_models", {})  # per data, arch and facts: a batch of names builds one model
 
 
 def respelt(names: list[str], full_names: Mapping[str, object]) -> list[str]:

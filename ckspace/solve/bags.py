@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from ..memo import memo
 from ..rules.data import FieldDef
 from .folded import Constraint
 
@@ -22,9 +23,9 @@ Key = tuple[int, ...]  # raw values of some of them (a separator)
 # their domains, folded and normalized constraints, implied projections, domain restrictions). fp16 and bf16 share
 # CK's tables, and 2D and 3D differ only in the tile lists, so many bags of different strata are the very same
 # CP-SAT model; solving it again would give the same rows. Bounded, least recently used first out.
-_SOLVED: "OrderedDict[tuple, list[Row]]" = OrderedDict()
+_SOLVED: "OrderedDict[tuple, list[Row]]" = memo("solve.bags.solved", OrderedDict())
 SOLVED_LIMIT = 2048
-_TOO_LARGE: dict[tuple, int] = {}  # models known to have more solutions than the limit stored
+_TOO_LARGE: dict[tuple, int] = memo("solve.bags.too_large", {})  # models known to have more solutions than the limit stored
 # Whether a bag is first offered to the plain-Python join (CP-SAT lists what it declines). Tests switch it off to
 # compare the two; nothing else should.
 USE_PYTHON = True
@@ -214,8 +215,3 @@ def _model_key(defs: Sequence[FieldDef], constraints: Sequence[Constraint], impl
     return (tuple(defs), tuple((c.when, c.require) for c in constraints),
             tuple((c.when, c.require) for c in implied), narrowed)
 
-
-def clear_memo() -> None:
-    """Forget every solved model (benchmarks measure cold runs with it)."""
-    _SOLVED.clear()
-    _TOO_LARGE.clear()

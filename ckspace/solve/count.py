@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 from . import abstract, jointree
 from .bags import Bag, solve_bag
@@ -240,8 +240,9 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
     arrays_of = [f.as_arrays(np) for f in bucket]
     if any(a is None for a in arrays_of):
         return None
+    pairs = cast("list[tuple[Any, Any]]", arrays_of)  # (rows, counts) of each table: none is None here
     columns: dict[str, list] = {x: [] for x in fields}
-    for f, (rows, _) in zip(bucket, arrays_of):
+    for f, (rows, _) in zip(bucket, pairs):
         for j, x in enumerate(f.fields):
             columns[x].append(rows[:, j])
     values = {x: np.unique(np.concatenate(cols)) for x, cols in columns.items()}
@@ -257,13 +258,13 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
     if any(cells(f.fields) > DENSE_LIMIT for f in bucket) or cells(x for x in fields if x != name) > DENSE_LIMIT:
         return None
     bound = len(values[name])
-    for _, counts in arrays_of:
+    for _, counts in pairs:
         bound *= int(counts.max()) if len(counts) else 0
     if bound >= 2**62:
         return None
     letters = {x: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, x in enumerate(fields)}
     arrays, subscripts = [], []
-    for f, (rows, counts) in zip(bucket, arrays_of):
+    for f, (rows, counts) in zip(bucket, pairs):
         arr = np.zeros(tuple(len(values[x]) for x in f.fields), dtype=np.int64)
         arr[tuple(np.searchsorted(values[x], rows[:, j]) for j, x in enumerate(f.fields))] = counts
         arrays.append(arr)

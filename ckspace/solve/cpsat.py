@@ -8,7 +8,7 @@ fields are encoded as the index of their value in the field's domain.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeAlias, cast
 
 from ortools.sat.python import cp_model
 from ortools.sat.python import cp_model_helper
@@ -20,13 +20,19 @@ from ..errors import DataError
 from ..signals import call_stoppably
 
 Domain = sorted_interval_list.Domain
+# A Boolean literal of the solver: a Boolean variable or its negation (for annotations; ckspace.explain.neighbours
+# imports it too). OR-Tools before 9.12 has no such class, hence the fallback at run time.
+if TYPE_CHECKING:
+    Literal: TypeAlias = cp_model_helper.Literal
+else:
+    Literal = getattr(cp_model_helper, "Literal", object)
 
 _NEGATE = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
 @dataclass(frozen=True)
 class IntTerm:
-    expr: object  # cp_model linear expression or IntVar
+    expr: cp_model.LinearExpr | int  # a solver expression (an IntVar is one) or a constant
     lo: int
     hi: int
 
@@ -39,7 +45,7 @@ class EnumTerm:
 
 @dataclass(frozen=True)
 class Lit:
-    lit: object  # a Boolean literal (BoolVar or its negation)
+    lit: Literal  # a Boolean literal (BoolVar or its negation)
 
 
 Term = object  # python constant | IntTerm | EnumTerm | Lit | tuple of terms
@@ -52,11 +58,11 @@ def _compare_const(op: str, a: object, b: object) -> bool:
 class Compiler:
     """Posts constraints for one sub-model. `variables` maps each free field to its CP-SAT variable."""
 
-    def __init__(self, cp: cp_model.CpModel, fields: Mapping[str, FieldDef], variables: Mapping[str, object]):
+    def __init__(self, cp: cp_model.CpModel, fields: Mapping[str, FieldDef], variables: Mapping[str, cp_model.IntVar]):
         self.cp = cp
         self.fields = fields
         self.vars = variables
-        self._lits: dict[E.Node, object] = {}
+        self._lits: dict[E.Node, Literal] = {}
         self._terms: dict[E.Node, Term] = {}
         self._aux = 0
 
@@ -104,12 +110,12 @@ class Compiler:
             return self._binop(node.op, self.int_term(node.left), self.int_term(node.right))
         if isinstance(node, E.Neg):
             t = self.int_term(node.operand)
-            return IntTerm(-t.expr, -t.hi, -t.lo) if isinstance(t, IntTerm) else -t  # type: ignore[operator]
+            return IntTerm(-t.expr, -t.hi, -t.lo) if isinstance(t, IntTerm) else -t
         if isinstance(node, E.Call):
             args = [self.int_term(a) for a in node.args]
             if all(not isinstance(a, IntTerm) for a in args):
                 return min(args) if node.fn == "min" else max(args)  # type: ignore[type-var]
-            terms = [a if isinstance(a, IntTerm) else IntTerm(a, a, a) for a in args]  # type: ignore[arg-type]
+            terms = [a if isinstance(a, IntTerm) else IntTerm(a, a, a) for a in args]
             lo = (min if node.fn == "min" else max)(t.lo for t in terms)
             hi = (min if node.fn == "min" else max)(t.hi for t in terms)
             aux = self._new_int(lo, hi)
@@ -121,8 +127,8 @@ class Compiler:
             if isinstance(cond, bool):
                 return self.term(node.then if cond else node.other)
             a, b = self.int_term(node.then), self.int_term(node.other)
-            ta = a if isinstance(a, IntTerm) else IntTerm(a, a, a)  # type: ignore[arg-type]
-            tb = b if isinstance(b, IntTerm) else IntTerm(b, b, b)  # type: ignore[arg-type]
+            ta = a if isinstance(a, IntTerm) else IntTerm(a, a, a)
+            tb = b if isinstance(b, IntTerm) else IntTerm(b, b, b)
             aux = self._new_int(min(ta.lo, tb.lo), max(ta.hi, tb.hi))
             self.cp.add(aux == ta.expr).only_enforce_if(cond)
             self.cp.add(aux == tb.expr).only_enforce_if(cond.negated())
@@ -163,7 +169,9 @@ class Compiler:
             corners = [ta.lo * tb.lo, ta.lo * tb.hi, ta.hi * tb.lo, ta.hi * tb.hi]
             lo, hi = min(corners), max(corners)
             if not isinstance(a, IntTerm) or not isinstance(b, IntTerm):
-                return IntTerm(ta.expr * tb.expr, lo, hi)
+                # One factor is a constant here (a or b was one), which mypy cannot tell from ta and tb: the
+                # product is an expression times a constant, whichever side it is on.
+                return IntTerm(cast(Any, ta.expr) * tb.expr, lo, hi)
             aux = self._new_int(lo, hi)
             self.cp.add_multiplication_equality(aux, [ta.expr, tb.expr])
             return IntTerm(aux, lo, hi)
@@ -197,7 +205,7 @@ class Compiler:
         self.cp.add(out == (0 if op == "//" else ta.expr)).only_enforce_if(zero)
         return IntTerm(out, 0, ta.hi)
 
-    def _as_var(self, t: IntTerm) -> object:
+    def _as_var(self, t: IntTerm) -> cp_model.IntVar:
         if isinstance(t.expr, cp_model.IntVar):
             return t.expr
         aux = self._new_int(t.lo, t.hi)
@@ -205,7 +213,7 @@ class Compiler:
         return aux
 
     # -- literals -------------------------------------------------------------------------------------------------
-    def lit_term(self, node: E.Node) -> object:
+    def lit_term(self, node: E.Node) -> Literal | bool:
         """A Boolean literal for `node`, or a Python bool when it is constant."""
         if isinstance(node, E.Const):
             return bool(node.value)
@@ -217,7 +225,7 @@ class Compiler:
             self._lits[node] = lit
         return lit
 
-    def _make_lit(self, node: E.Node) -> object:
+    def _make_lit(self, node: E.Node) -> Literal | bool:
         if isinstance(node, E.Field):
             t = self.term(node)
             if isinstance(t, Lit):
@@ -225,24 +233,24 @@ class Compiler:
             raise DataError(f"field {node.name} is not Boolean")
         if isinstance(node, E.Not):
             inner = self.lit_term(node.operand)
-            return (not inner) if isinstance(inner, bool) else inner.negated()  # type: ignore[attr-defined]
+            return (not inner) if isinstance(inner, bool) else inner.negated()
         if isinstance(node, (E.And, E.Or)):
             lits = [self.lit_term(i) for i in node.items]
             is_and = isinstance(node, E.And)
             if any(isinstance(x, bool) and x != is_and for x in lits):
                 return not is_and
-            lits = [x for x in lits if not isinstance(x, bool)]
-            if not lits:
+            free = [x for x in lits if not isinstance(x, bool)]  # the solver literals among them
+            if not free:
                 return is_and
-            if len(lits) == 1:
-                return lits[0]
+            if len(free) == 1:
+                return free[0]
             b = self._new_bool()
             if is_and:
-                self.cp.add_bool_and(lits).only_enforce_if(b)
-                self.cp.add_bool_or([x.negated() for x in lits]).only_enforce_if(b.negated())  # type: ignore[attr-defined]
+                self.cp.add_bool_and(free).only_enforce_if(b)
+                self.cp.add_bool_or([x.negated() for x in free]).only_enforce_if(b.negated())
             else:
-                self.cp.add_bool_or(lits).only_enforce_if(b)
-                self.cp.add_bool_and([x.negated() for x in lits]).only_enforce_if(b.negated())  # type: ignore[attr-defined]
+                self.cp.add_bool_or(free).only_enforce_if(b)
+                self.cp.add_bool_and([x.negated() for x in free]).only_enforce_if(b.negated())
             return b
         if isinstance(node, (E.Cmp, E.In)):
             b = self._new_bool()
@@ -264,14 +272,14 @@ class Compiler:
         return bool(t)
 
     # -- constraints ----------------------------------------------------------------------------------------------
-    def post(self, node: E.Node, enforce: Sequence[object] = ()) -> bool | None:
+    def post(self, node: E.Node, enforce: Sequence[Literal] = ()) -> bool | None:
         """Post `node` as a constraint, enforced only when all `enforce` literals hold.
 
         Returns True/False when the constraint turned out constant (nothing or a clause was posted), else None.
         """
         if isinstance(node, E.Const):
             if not node.value:
-                self.cp.add_bool_or([e.negated() for e in enforce])  # type: ignore[attr-defined]
+                self.cp.add_bool_or([e.negated() for e in enforce])
             return bool(node.value)
         if isinstance(node, E.And):
             for item in node.items:
@@ -284,10 +292,10 @@ class Compiler:
         lit = self.lit_term(node)
         if isinstance(lit, bool):
             return self.post(E.Const(lit), enforce)
-        self.cp.add_bool_or([lit, *(e.negated() for e in enforce)])  # type: ignore[attr-defined]
+        self.cp.add_bool_or([lit, *(e.negated() for e in enforce)])
         return None
 
-    def _post_cmp(self, node: E.Cmp, enforce: Sequence[object]) -> bool | None:
+    def _post_cmp(self, node: E.Cmp, enforce: Sequence[Literal]) -> bool | None:
         a, b = self.term(node.left), self.term(node.right)
         if isinstance(a, EnumTerm) or isinstance(b, EnumTerm):
             if isinstance(b, EnumTerm):
@@ -296,17 +304,20 @@ class Compiler:
                 raise DataError(f"ordering comparison on an enum field in {node!r}")
             if isinstance(b, EnumTerm):
                 raise DataError(f"comparing two enum fields is not supported: {node!r}")
-            code = self.code(a.field, b)  # type: ignore[union-attr]
+            enum = cast(EnumTerm, a)  # the swap put the enum side first (mypy does not follow it)
+            code = self.code(enum.field, b)
             if code is None:
                 return self.post(E.Const(node.op == "!="), enforce)
-            ct = self.cp.add(a.var == code) if node.op == "==" else self.cp.add(a.var != code)  # type: ignore[union-attr]
+            ct = self.cp.add(enum.var == code) if node.op == "==" else self.cp.add(enum.var != code)
             ct.only_enforce_if(list(enforce))
             return None
         ia, ib = self._to_int(a), self._to_int(b)
         if not isinstance(ia, IntTerm) and not isinstance(ib, IntTerm):
             return self.post(E.Const(_compare_const(node.op, ia, ib)), enforce)
-        ea = ia.expr if isinstance(ia, IntTerm) else ia
-        eb = ib.expr if isinstance(ib, IntTerm) else ib
+        # At least one side is a solver expression now; a string constant facing it is CP-SAT's to reject (it
+        # raises TypeError), so the comparison is typed as between solver expressions and integers.
+        ea = cast("cp_model.LinearExpr | int", ia.expr if isinstance(ia, IntTerm) else ia)
+        eb = cast("cp_model.LinearExpr | int", ib.expr if isinstance(ib, IntTerm) else ib)
         op = node.op
         ct = self.cp.add(
             ea == eb if op == "==" else ea != eb if op == "!=" else ea < eb if op == "<"
@@ -322,7 +333,7 @@ class Compiler:
             return IntTerm(t.lit, 0, 1)
         return t  # type: ignore[return-value]
 
-    def _post_in(self, node: E.In, enforce: Sequence[object]) -> bool | None:
+    def _post_in(self, node: E.In, enforce: Sequence[Literal]) -> bool | None:
         right = self.term(node.right)
         rows = _rows_of(right)
         left = self.term(node.left)
@@ -372,7 +383,7 @@ class Compiler:
             self.cp.add_allowed_assignments(variables, allowed).only_enforce_if(list(enforce))
         return None
 
-    def _var_of(self, t: object) -> object:
+    def _var_of(self, t: object) -> cp_model.IntVar:
         if isinstance(t, EnumTerm):
             return t.var
         if isinstance(t, Lit):
@@ -380,7 +391,7 @@ class Compiler:
                 return t.lit
             aux = self._new_int(0, 1)
             self.cp.add(aux == 1).only_enforce_if(t.lit)
-            self.cp.add(aux == 0).only_enforce_if(t.lit.negated())  # type: ignore[attr-defined]
+            self.cp.add(aux == 0).only_enforce_if(t.lit.negated())
             return aux
         assert isinstance(t, IntTerm)
         return self._as_var(t)
@@ -456,7 +467,7 @@ class _Rows(cp_model.CpSolverSolutionCallback):
 
 
 def solve_stoppably(solver: cp_model.CpSolver, cp: cp_model.CpModel,
-                    callback: cp_model.CpSolverSolutionCallback | None = None) -> int:
+                    callback: cp_model.CpSolverSolutionCallback | None = None) -> cp_model.CpSolverStatus:
     """`solver.solve(cp, callback)` that Ctrl-C and SIGTERM stop at once, with an exception instead of an answer.
 
     Every CP-SAT search of ckspace goes through here. OR-Tools' own SIGINT handling is switched off: it ends the

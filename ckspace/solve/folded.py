@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, Union, cast
 
+from ..memo import memo
 from ..rules import expr as E
 from . import implied, jointree
 from ..rules.data import FieldDef, Rule
@@ -68,19 +69,24 @@ def fold_constraints(model: Model, stratum: Stratum, rules: Sequence[Rule],
 
 # Per model: a rule's folded (when, require) by the constants it reads. Most rules read one or two of variant,
 # ndim and dtype, so the 21 strata of an arch fold each rule a few times, not 21 (half of planning was folding).
-_FOLDS: "weakref.WeakKeyDictionary[Model, dict[tuple, tuple[E.Node, E.Node]]]" = weakref.WeakKeyDictionary()
+# One dict holds two kinds of entry: by (id(when), id(require)) the fields the rule reads (with the rule), and by
+# those ids plus the constants read the folded pair.
+_Folded = tuple[E.Node, E.Node]
+_Reads = tuple[tuple[str, ...], _Folded]
+_FoldMemo = dict[tuple, Union[_Reads, _Folded]]
+_FOLDS: "weakref.WeakKeyDictionary[Model, _FoldMemo]" = memo("solve.folded.folds", weakref.WeakKeyDictionary())
 
 
-def _folded(memo: dict[tuple, tuple[E.Node, E.Node]], model: Model, when: E.Node, require: E.Node,
-            consts: Mapping[str, object]) -> tuple[E.Node, E.Node]:
+def _folded(memo: _FoldMemo, model: Model, when: E.Node, require: E.Node,
+            consts: Mapping[str, object]) -> _Folded:
     """The rule folded with the stratum's constants (the require part only where `when` may hold)."""
-    reads = memo.get((id(when), id(require)))
+    reads = cast("_Reads | None", memo.get((id(when), id(require))))
     if reads is None:  # the nodes are kept alive by the model's rules, so their ids stay theirs
         reads = memo[(id(when), id(require))] = (tuple(sorted(E.fields_of(when) | E.fields_of(require))),
                                                  (when, require))
     names = reads[0]
     key = (id(when), id(require), tuple((n, consts[n]) for n in names if n in consts))
-    hit = memo.get(key)
+    hit = cast("_Folded | None", memo.get(key))
     if hit is None:
         w = implied.normalize(E.fold(when, consts, model.resolve))
         r = w if isinstance(w, E.Const) and not w.value else implied.normalize(E.fold(require, consts, model.resolve))
@@ -129,12 +135,12 @@ def size_model(defs: Sequence[FieldDef], constraints: Sequence[Constraint],
             for f in c.scope:
                 node = implied.projection(test, {f})
                 if isinstance(node, E.In) and isinstance(node.right, E.Const):
-                    vals = {row[0] for row in node.right.value}  # type: ignore[union-attr]
+                    vals = {row[0] for row in cast("tuple[tuple, ...]", node.right.value)}  # projection's rows
                     allowed[f] = allowed[f] & vals if f in allowed else vals
     weight = {}
-    for f in defs:
-        n = len(f.values)
-        if f.name in allowed:
-            n = sum(1 for v in f.values if v in allowed[f.name])
-        weight[f.name] = math.log2(max(n, 1))
+    for d in defs:
+        n = len(d.values)
+        if d.name in allowed:
+            n = sum(1 for v in d.values if v in allowed[d.name])
+        weight[d.name] = math.log2(max(n, 1))
     return jointree.SizeModel(weight, tables, determined)

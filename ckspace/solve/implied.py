@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..memo import memo
 from ..rules import expr as E
 
 # Caches keyed by the id of a row source (a Relation or a constant tuple), which is kept in the value so that its
 # id cannot be reused by another object while the entry lives: rows grouped by the values of some columns, and
 # finished projections. Python equality already treats True as 1, the solver's view of booleans.
-_GROUPS: dict[tuple, tuple[object, dict[tuple, list[tuple]]]] = {}
-_PROJECTED: dict[tuple, tuple[object, tuple[tuple, ...]]] = {}
+_GROUPS: dict[tuple, tuple[object, dict[tuple, list[tuple]]]] = memo("solve.implied.groups", {})
+_PROJECTED: dict[tuple, tuple[object, tuple[tuple, ...]]] = memo("solve.implied.projected", {})
 CACHE_LIMIT = 8192  # entries per cache; a full cache is emptied (they refill in milliseconds)
 
 
@@ -35,7 +36,7 @@ def _rows(value: object) -> tuple[tuple, ...] | None:
     return None
 
 
-_WIDTHS: dict[int, tuple[object, frozenset[int]]] = {}
+_WIDTHS: dict[int, tuple[object, frozenset[int]]] = memo("solve.implied.widths", {})
 
 
 def widths(source: object) -> frozenset[int]:
@@ -120,7 +121,7 @@ def normalize(node: E.Node) -> E.Node:
     `(variant, ndim, dtype, tile_m, ...) in ck.tile` folded in a stratum still names the whole table with the
     stratum's constants in the tuple; after this it names only the stratum's rows, over the free columns. The
     solver then compiles small tables, and two strata whose rows agree get identical constraints (which lets
-    solve.py share a bag's solutions between them). A test left without free columns becomes a constant.
+    solve/bags.py share a bag's solutions between them). A test left without free columns becomes a constant.
     """
     kids = E.children(node)
     if kids:

@@ -23,6 +23,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from ..memo import memo
+
 
 @dataclass
 class TreeNode:
@@ -158,7 +160,7 @@ def elimination_order(fields: Sequence[str], adj: Mapping[str, set[str]], size: 
     return out
 
 
-_TREES: dict[tuple, JoinTree] = {}
+_TREES: dict[tuple, JoinTree] = memo("solve.jointree.trees", {})
 
 
 def join_tree(fields: Sequence[str], scopes: Sequence[frozenset[str]], size: SizeModel) -> JoinTree:

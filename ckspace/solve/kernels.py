@@ -171,7 +171,7 @@ class KernelSpace:
             i = at.get(keys)
             if i is None:
                 i = at[keys] = keys.index("name")
-            yield row[i]  # type: ignore[misc]
+            yield row[i]
 
     def rows(self, *, variant=None, ndim=None, dtype=None, where: str | None = None,
              keep: bool = True) -> Iterator[tuple[tuple[str, ...], tuple]]:
@@ -226,7 +226,8 @@ class KernelSpace:
         node = self.parse_where(where)
         if self.catalog.listed:
             counts = dict.fromkeys(strata, 0)
-            by_key = {(s.variant, s.ndim, s.dtype): s for s in strata}
+            # Keyed by the plain values a config dict holds (object to mypy).
+            by_key: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
             for cfg in listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()):
                 counts[by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]] += 1
             return counts
@@ -308,7 +309,7 @@ class KernelSpace:
                 solve.solve_plan(self.model, plan, limit=solve.TREE_LIMIT)
                 large = solve.count_plan(plan) > CACHE_LIMIT
             except solve.TooLarge:
-                large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.lazy)
+                large = lazy = True  # its bags are solved on demand as the configs stream (ckspace.solve.lazy)
             self.timings.solve += time.perf_counter() - t1
             self._solver_imported_since(imported_before)
             keys, rows = _spelt(*solve.rows(self.model, plan, lazy_walk=lazy), self._spelling(st))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence, cast
 
 from . import jointree, walk
 from .bags import Bag, Key, Row, Stats, TooLarge, bag_model, message, solve_bag
@@ -148,8 +148,9 @@ class LazyWalker:
             if self.whole[i] is None or any(self.messages[c] is None for c in fac.children):
                 continue
             kids = [(self.messages[c], factors[c].parent_key) for c in fac.children]
-            rows = (row for group in self.whole[i].values() for row in group)
-            self.messages[i] = message(rows, fac.key, kids)  # type: ignore[arg-type]
+            # The bag is whole here (checked above; mypy does not narrow an indexed list).
+            bag_rows = (row for group in cast("dict[Key, list[Row]]", self.whole[i]).values() for row in group)
+            self.messages[i] = message(bag_rows, fac.key, kids)  # type: ignore[arg-type]
         # Walk order of each conditioned bag's separator fields, slowest first: fields an upper bag supplies vary
         # slower than those of a lower one, and inside a bag its rows vary in field order.
         owner: dict[str, tuple[int, int]] = {}
@@ -211,7 +212,7 @@ class LazyWalker:
         hit = self.cache.get(("k", i, key))
         if hit is not None:
             self.cache.move_to_end(("k", i, key))
-            return hit
+            return cast("list[tuple[tuple, tuple[Key, ...]]]", hit)  # a "k" entry holds a list of entries
         whole = self.whole[i]
         if whole is not None:
             out = [e for e in map(lambda r: self._entry(i, r), whole.get(key, ())) if e is not None]
@@ -225,7 +226,7 @@ class LazyWalker:
         return self._conditioned(i, key)
 
     def _remember(self, ck: tuple, value: object, size: int) -> None:
-        self.cache[ck] = value  # type: ignore[assignment]
+        self.cache[ck] = value
         self.cache_size[ck] = size + 1
         self.cached_rows += size + 1
         while self.cached_rows > ROW_BUDGET and self.cache:

@@ -8,11 +8,11 @@ commands to report: never dropped silently.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from ..memo import cached
 from .. import cache
 from ..rules import compiled
 from ..rules import expr as E
@@ -31,7 +31,7 @@ class Rejected:
     verdict: Verdict
 
 
-@functools.lru_cache(maxsize=16)
+@cached("solve.listed.stored", maxsize=16)
 def _stored(root: Path, rel: str, digest: str, config_set: str | None) -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
     """A stored table's kernels (the data digest keys both caches: an edited table is read again). Reading the
     table costs most of a second (500 KB of TOML, 3,157 names); the result cache makes it 30 ms."""
@@ -55,7 +55,7 @@ def _is_packed(payload: object) -> bool:
         and all(isinstance(k, list) and len(k) == 4 for k in payload["skipped"])
 
 
-@functools.lru_cache(maxsize=4)
+@cached("solve.listed.table", maxsize=4)
 def _table(root: Path, rel: str, digest: str) -> dict:
     """The stored table, read once per process for all its sets (profiler and tests share the file)."""
     return read_toml(root / rel, root)
@@ -96,6 +96,7 @@ def stratum_keys(data: DataSet, catalog: Catalog, variant: object, ndim: object,
     tenth of the table, not 3,157 names); their entries are the same entries `entries` gives, since a config's
     variant, ndim and dtype come from its document's header (tests/test_ck_configs_catalog.py checks it)."""
     assert catalog.configs is not None
+    got: Sequence[Entry]
     if catalog.user:
         got = entries(data, catalog)[0]
     else:
@@ -122,7 +123,7 @@ def _set_of(path: str) -> str:
     return parts[-2] if len(parts) >= 2 else ""
 
 
-@functools.lru_cache(maxsize=16)
+@cached("solve.listed.user", maxsize=16)
 def _user(path: str, stamp: tuple) -> tuple[tuple[Entry, ...], tuple[Skipped, ...]]:
     entries, skipped = read_path(path)
     return tuple(entries), tuple(skipped)

@@ -23,14 +23,15 @@ import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
+from ..memo import memo
 from . import count, jointree, lazy, walk
 from ..rules import expr as E
-from .bags import Bag, Key, Stats, TooLarge, clear_memo, message, solve_bag
+from .bags import Bag, Key, Stats, TooLarge, message, solve_bag
 from ..rules.data import FieldDef
 from .folded import Constraint, fold_constraints, implied_for, size_model
-from ..rules.model import Model, Stratum, clear_shared
+from ..rules.model import Model, Stratum
 
 # count_only tries the join tree first and gives up on it when a bag has more local solutions than this.
 TREE_LIMIT = 4_000
@@ -69,7 +70,7 @@ class _Shape:
 
 
 # Per model: plans by shape. On gfx950 the 24 strata have 12 shapes (fp16 and bf16 fold alike, and fp32's 2D and 3D).
-_SHAPES: "weakref.WeakKeyDictionary[Model, dict[tuple, _Shape]]" = weakref.WeakKeyDictionary()
+_SHAPES: "weakref.WeakKeyDictionary[Model, dict[tuple, _Shape]]" = memo("solve.plan.shapes", weakref.WeakKeyDictionary())
 SHARED_ROWS_LIMIT = 50_000  # a walk of at most this many configs is kept (CK's largest stratum has 2,404)
 
 
@@ -164,7 +165,7 @@ def count_plan(p: StratumPlan) -> int:
 # Counts of strata already counted in this process, keyed by the stratum's free fields and folded constraints: in
 # the open space 2D and 3D, and fp16 and bf16, fold to the very same constraints (only CK's tables tell them
 # apart), so their counts are equal.
-_COUNTED: "OrderedDict[tuple, int]" = OrderedDict()
+_COUNTED: "OrderedDict[tuple, int]" = memo("solve.plan.counted", OrderedDict())
 COUNTED_LIMIT = 1024
 
 
@@ -266,7 +267,9 @@ def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[t
     names = [n for r in p.roots for n in walker.names(r)]
     where = {n: i for i, n in enumerate(names)}
     order = [where[f.name] for f in p.free]
-    parts = [(lambda r=r: walker.subtree(r, ())) for r in p.roots]
+    # Called with no argument (`...`: mypy cannot infer a lambda that binds its root as a default argument
+    # against a zero-argument Callable).
+    parts: list[Callable[..., Iterable[tuple]]] = [(lambda r=r: walker.subtree(r, ())) for r in p.roots]
     # The product re-makes every part after the first once per combination of the parts before it. Trailing roots
     # with few configs each (fields no rule links, a handful of values each) are therefore multiplied out once,
     # into one list: the same tuples in the same order, without a generator frame per root per config.
@@ -288,11 +291,3 @@ def _join(walker: "walk.Walker | lazy.LazyWalker", p: StratumPlan) -> Iterator[t
     for values in walk.product(parts):
         yield pick(values)
 
-
-def clear_caches() -> None:
-    """Forget solved bag models, counted strata, join trees and shared models (for cold-run measurements)."""
-    clear_memo()
-    clear_shared()
-    _COUNTED.clear()
-    _SHAPES.clear()
-    jointree._TREES.clear()

@@ -118,7 +118,7 @@ def _raw_of(d: FieldDef) -> dict[object, int]:
         return {v: i for i, v in enumerate(d.values)}
     if d.type == "bool":
         return {False: 0, True: 1}
-    return {v: v for v in d.values}  # type: ignore[misc]
+    return {v: v for v in d.values}
 
 
 # -- relations: the generators ---------------------------------------------------------------------------------

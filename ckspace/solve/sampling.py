@@ -37,8 +37,9 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
+from ..memo import memo
 from . import count, walk
 from .bags import domain_rows
 from ..errors import UsageError
@@ -188,11 +189,11 @@ class Eliminated:
                 codes[i, self.column[n]] = self.code[n][v]
             r = rank
             for fac in self.left:
-                n = fac.as_table().get(tuple(values[f] for f in fac.fields), 0)
+                ways = fac.as_table().get(tuple(values[f] for f in fac.fields), 0)
                 s = self.producer.get(id(fac))
                 if s is not None:
-                    residual[s][i] = r % n
-                r //= n
+                    residual[s][i] = r % ways
+                r //= ways
             for name, domain in self.uniform:
                 codes[i, self.column[name]] = self.code[name][domain[r % len(domain)]]
                 r //= len(domain)
@@ -285,7 +286,7 @@ class _Keys:
 def _counts(np, values: Sequence[int | None]) -> Any:
     if any(v is None for v in values):
         raise AssertionError("unranking: a step without its residual")
-    if values and max(values) >= SAFE:
+    if values and max(cast("Sequence[int]", values)) >= SAFE:  # none is None (checked above)
         out = np.empty(len(values), dtype=object)
         out[:] = list(values)
         return out
@@ -300,8 +301,8 @@ def _max(counts: Any) -> int:
 
 # Per factored stratum (its kind, free fields and folded constraints) and kept fields: the elimination, kept. In
 # the open space fp16 and bf16, and 2D and 3D, fold alike: gfx950's 21 non-empty strata have 8 shapes.
-_ELIMINATED: "OrderedDict[tuple, Eliminated]" = OrderedDict()
-_FACTORED: "OrderedDict[tuple, count.Factored]" = OrderedDict()
+_ELIMINATED: "OrderedDict[tuple, Eliminated]" = memo("solve.sampling.eliminated", OrderedDict())
+_FACTORED: "OrderedDict[tuple, count.Factored]" = memo("solve.sampling.factored", OrderedDict())
 CACHE_LIMIT = 64
 
 
@@ -325,11 +326,6 @@ def eliminated(model: Any, plan: Any, keep: Iterable[str] = ()) -> Eliminated:
     if len(_ELIMINATED) > CACHE_LIMIT:
         _ELIMINATED.popitem(last=False)
     return result
-
-
-def clear_caches() -> None:
-    _ELIMINATED.clear()
-    _FACTORED.clear()
 
 
 @dataclass
@@ -416,7 +412,8 @@ class SpaceSampler:
                 st, plan, _ = self.strata[s]
                 free = [f.name for f in plan.free]
                 decode = [walk._decoder(fields[n]) for n in free]
-                rows = [tuple(plan.constants.values()) + tuple(d(raw[n][at[i]]) for n, d in zip(free, decode))
+                # A solved bag's raw values are ints (enum codes, 0/1, integers), which the decoders take.
+                rows = [tuple(plan.constants.values()) + tuple(d(cast(int, raw[n][at[i]])) for n, d in zip(free, decode))
                         for i in by_stratum[s]]
                 keys, spelt = _spelt((*plan.constants, *free), iter(rows), self.space._spelling(st))
                 rows = list(spelt)

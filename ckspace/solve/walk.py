@@ -12,7 +12,7 @@ import itertools
 import math
 import operator
 
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, cast
 
 from .bags import Bag, Key
 from ..rules.data import FieldDef
@@ -122,10 +122,10 @@ def product(parts: Sequence[Callable[[], Iterable[tuple]]], start: int = 0) -> I
         return
     rest = [parts[i]() for i in range(start + 1, len(parts))]  # a generator does nothing until it is iterated
     tails: list[tuple] | None = None
-    if all(type(r) is list for r in rest):
+    if all(type(r) is list for r in rest):  # (a check mypy does not narrow on: the casts below restate it)
         if len(rest) == 1:
-            tails = rest[0]  # type: ignore[assignment]
-        elif math.prod(map(len, rest)) <= TAILS_LIMIT:
+            tails = cast("list[tuple]", rest[0])
+        elif math.prod(map(len, cast("list[list[tuple]]", rest))) <= TAILS_LIMIT:
             concat = itertools.chain.from_iterable
             tails = [tuple(concat(combo)) for combo in itertools.product(*rest)]
     if tails is not None:

@@ -72,6 +72,9 @@ def add_parser(sub) -> None:
                    help=f"kernels per compile unit (default {DEFAULT_UNIT}; a failing unit is bisected to its kernels)")
     v.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                    help="stop starting new compiles after this long; run again to resume")
+    v.add_argument("--compile-timeout", type=float, default=None, metavar="SECONDS",
+                   help="kill a compile that runs longer than this: its kernels are timed-out (no verdict, not "
+                        "kept; a run with more time compiles them again)")
     v.add_argument("-o", "--output", metavar="DIR",
                    help="work directory, kept for resuming (default: <cache dir>/verify/<arch>)")
     v.add_argument("--max-kernels", type=int, default=DEFAULT_MAX_KERNELS, metavar="N",
@@ -116,6 +119,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("-j must be at least 1")
     if args.budget is not None and not args.budget > 0:
         raise UsageError(f"--budget must be a positive number of seconds, not {args.budget}")
+    if args.compile_timeout is not None and not 0 < args.compile_timeout < 1e6:
+        raise UsageError(f"--compile-timeout must be a positive number of seconds, not {args.compile_timeout}")
     if args.sample is not None and args.sample < 1:
         raise UsageError(f"--sample must be at least 1, not {args.sample}")
     if args.max_kernels < 1:
@@ -164,7 +169,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         f"{f', {family} on' if family else ''}) in {workdir}")
     result = V.verify(space, configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
                       budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
-                      warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True))
+                      warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                      compile_timeout=args.compile_timeout)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
     else:
@@ -172,7 +178,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if record is not None:
         written = _record(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
-    return 0 if not (result.failed or result.no_matrix or result.no_launch or result.stopped
+    return 0 if not (result.failed or result.no_matrix or result.no_launch or result.timed_out or result.stopped
                      or result.unexpressible) else 1
 
 
@@ -252,7 +258,8 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
     order = P.interleaved(plan)  # a budget that cuts the run leaves every section a share of its kernels
     result = V.verify(space, [configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
                       jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
-                      log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True))
+                      log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                      compile_timeout=args.compile_timeout)
     rep = A.report(space, plan, result, configs)
     if args.format == "json":
         print(json.dumps({"audit": rep.to_json(), "verify": result.to_json()}, indent=1))
@@ -455,6 +462,8 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     if counts["no-launch"]:
         no_matrix += f", {counts['no-launch']} with a block no launch can have (no-launch)"
     unexpressible = f", {counts['unexpressible']} unexpressible in CK API {rev}" if counts["unexpressible"] else ""
+    if counts["timed-out"]:
+        no_matrix += f", {counts['timed-out']} timed out (no verdict)"
     print(f"verify {result.arch} · CK API {rev} · {result.toolchain or 'no compile needed'}")
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
           f"{no_matrix}{unexpressible}"
@@ -469,6 +478,9 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
             print(f"  FAILED {k.name}: {k.error}")
         elif k.status == "no-launch":
             print(f"  NO-LAUNCH {k.name}: {k.error}")
+    for k in result.kernels:
+        if k.status == "timed-out":
+            print(f"  TIMED-OUT {k.name}: {k.error}")
     for k in result.kernels:
         if k.status == "not-run":
             print(f"  not run {k.name}")

@@ -126,7 +126,9 @@ def report(space, plan, result: VerifyResult, configs: Mapping[str, Mapping[str,
         built = sorted(k.name for k in compiled if k.status in BUILT)
         sections.append(SectionReport(
             sec.kind, sec.detail, len(sec.names), len(compiled), len(compiled) - len(failed), len(failed),
-            sum(1 for k in kernels if k.status == "not-run"), sum(1 for k in kernels if k.status == "unexpressible"),
+            # a compile killed at --compile-timeout gave no verdict: counted with those not run
+            sum(1 for k in kernels if k.status in ("not-run", "timed-out")),
+            sum(1 for k in kernels if k.status == "unexpressible"),
             sec.population, sec.note, errors, built[:3] if sec.kind == "near-miss" else []))
     confusion = {"accepted": {"built": 0, "failed": 0}, "rejected": {"built": 0, "failed": 0}}
     for k in result.kernels:

@@ -40,6 +40,7 @@ from ..memo import cached
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
 from .elf import read_elf
+from .rusage import TIMEOUT_TEXT
 from ..errors import CkspaceError, UsageError
 from ..signals import deferred
 
@@ -202,26 +203,28 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
           compiler: str | None = None, launcher: str | None = None, ck_include: str | Path | None = None,
           progress: Callable[[int, int, str], None] | None = None, log: Callable[[str], None] | None = None,
           env: Mapping[str, str] | None = None, deadline: float | None = None,
-          measure: Path | None = None, isa: bool = False) -> BuildResult:
+          measure: Path | None = None, isa: bool = False, compile_timeout: float | None = None) -> BuildResult:
     """Run ninja over an emitted directory; return the outcome (failures mapped to kernels).
 
     `deadline` (time.monotonic()): ninja is stopped then, as on Ctrl-C but without raising; the result says
     `stopped`, and the next build resumes. `measure`: a file that gets one line per compile with its peak memory
     (ckspace/codegen/rusage.py is put in front of each compile). `isa`: each unit is compiled to assembly, kept next
-    to its object (`<unit>.s`), and assembled into the object (rusage.py --isa)."""
+    to its object (`<unit>.s`), and assembled into the object (rusage.py --isa). `compile_timeout` (seconds, with
+    `measure` or `isa`): a compile running longer is killed and fails with rusage.py's TIMEOUT_TEXT line."""
     root = Path(out_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
     with M.locked(root):
         return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
-                             deadline, measure, isa)
+                             deadline, measure, isa, compile_timeout)
 
 
 MEASURE = Path(__file__).with_name("rusage.py")
 
 
 def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
-                  deadline: float | None = None, measure: Path | None = None, isa: bool = False) -> BuildResult:
+                  deadline: float | None = None, measure: Path | None = None, isa: bool = False,
+                  compile_timeout: float | None = None) -> BuildResult:
     _remove_leftover_temps(root)  # before writing anything: a killed build's half-written files
     data, archs, tc = prepare(root, offload_archs, compiler, launcher, ck_include, log)
     from .emit import object_path
@@ -235,6 +238,7 @@ def _build_locked(root: Path, jobs, offload_archs, compiler, launcher, ck_includ
     if measure is not None or isa:
         # absolute paths: ninja runs every compile in DIR, where a relative one would name another file (or none)
         launch = [sys.executable, os.path.abspath(MEASURE), *(["--isa"] if isa else []),
+                  *(["--timeout", f"{compile_timeout:g}"] if compile_timeout is not None else []),
                   os.path.abspath(measure) if measure is not None else os.devnull, *launch]
     run_env = {**os.environ, **(env or {}), "NINJA_STATUS": f"{STATUS_PREFIX}%f %t %r] ",
                "CKSPACE_LAUNCHER": _shell_join(launch)}
@@ -470,7 +474,9 @@ def parse_failures(lines: Sequence[str], data: Mapping) -> list[Failure]:
         arch = parts[1] if len(parts) >= 3 and parts[0] == "obj" else ""
         stem = Path(out).stem
         unit = by_stem.get(stem, out)
-        first = next((b.strip() for b in block if _ERROR.search(b)), "")
+        # a compile killed at verify's --compile-timeout (rusage.py's line), else the compiler's first error
+        first = next((b.strip() for b in block if b.startswith(TIMEOUT_TEXT)), "") or \
+            next((b.strip() for b in block if _ERROR.search(b)), "")
         if not first:
             first = next((b.strip() for b in block[1:] if b.strip()), "")
             first = first or f"exit code {code or '?'} and no compiler message"

@@ -1,4 +1,4 @@
-"""`python3 rusage.py [--isa] LOG CMD...`: run one compile and append what it cost to LOG.
+"""`python3 rusage.py [--isa] [--timeout SECONDS] LOG CMD...`: run one compile and append what it cost to LOG.
 
 ckspace verify puts this file in front of every compile (as the launcher of build.ninja's compile rule), so that each
 kernel's report has the compile's peak memory. One line per compile, written in a single O_APPEND write so that
@@ -63,8 +63,20 @@ def isa_commands(cmd):
     return to_asm, assemble, asm
 
 
-def _run(cmd):
-    """Run `cmd` as a child; (its exit status, its peak KiB)."""
+TIMEOUT_EXIT = 124  # as timeout(1)
+TIMEOUT_TEXT = "rusage.py: compile stopped after"
+
+
+class _Clock:
+    """The time left to the compile steps, and whether it ran out."""
+
+    def __init__(self, seconds):
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.expired = False
+
+
+def _run(cmd, clock=None):
+    """Run `cmd` as a child; (its exit status, its peak KiB). Past the clock's deadline the child is killed."""
     try:
         pid = os.fork()
     except OSError as exc:
@@ -78,8 +90,45 @@ def _run(cmd):
         except OSError as exc:
             sys.stderr.write(f"rusage.py: cannot run {cmd[0]}: {exc.strerror}\n")
         os._exit(127)
+    if clock is not None and clock.deadline is not None:
+        while True:  # poll: a signal-free wait that works beside the stop handlers above
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status), usage.ru_maxrss
+            if time.monotonic() >= clock.deadline:
+                clock.expired = True
+                _kill_tree(pid)
+                _, status, usage = os.wait4(pid, 0)
+                return TIMEOUT_EXIT, usage.ru_maxrss
+            time.sleep(0.05)
     _, status, usage = os.wait4(pid, 0)
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss
+
+
+def _kill_tree(pid):
+    """SIGKILL a process and every process below it (the compiler driver's own children: the linker, the bundler),
+    read from /proc; where /proc cannot be read, the process alone."""
+    parents = {}
+    try:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", "rb") as f:
+                        stat = f.read().decode("ascii", "replace")
+                except OSError:
+                    continue
+                parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])  # the field after the state
+    except OSError:
+        pass
+    tree, frontier = [pid], [pid]
+    while frontier:
+        frontier = [child for child, parent in parents.items() if parent in frontier]
+        tree += frontier
+    for member in reversed(tree):
+        try:
+            os.kill(member, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _remove(path):
@@ -93,8 +142,16 @@ def main(argv):
     isa = bool(argv) and argv[0] == "--isa"
     if isa:
         argv = argv[1:]
+    timeout = None
+    if len(argv) >= 2 and argv[0] == "--timeout":
+        try:
+            timeout = float(argv[1])
+        except ValueError:
+            sys.stderr.write(f"rusage.py: --timeout takes seconds, not {argv[1]!r}\n")
+            return 2
+        argv = argv[2:]
     if len(argv) < 2:
-        sys.stderr.write("usage: rusage.py [--isa] LOG CMD...\n")
+        sys.stderr.write("usage: rusage.py [--isa] [--timeout SECONDS] LOG CMD...\n")
         return 2
     log, cmd = argv[0], argv[1:]
     # ninja stops a compile by signalling its process group, which holds the compiler too: wait for it to end (and
@@ -103,22 +160,26 @@ def main(argv):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _frame: stopped.append(signum))
     steps = isa_commands(cmd) if isa else None
+    clock = _Clock(timeout)
     started = time.monotonic()
     if steps is None:
-        code, peak = _run(cmd)
+        code, peak = _run(cmd, clock)
     else:
         to_asm, assemble, asm = steps
         _remove(asm)  # never an assembly of another text next to this object
-        code, peak = _run(to_asm)
+        code, peak = _run(to_asm, clock)
         if code == 0 and stopped:
             code = -stopped[0]
         if code == 0:
-            code, more = _run(assemble)
+            code, more = _run(assemble, clock)
             peak = max(peak, more)
         if code == 0:
             os.replace(asm + ".tmp", asm)
         else:
             _remove(asm + ".tmp")
+    if clock.expired:
+        _remove(_output(cmd) + ".tmp")  # the killed compile's partial object
+        sys.stderr.write(f"{TIMEOUT_TEXT} {timeout:g} s (--compile-timeout): no verdict\n")
     seconds = time.monotonic() - started
     line = f"{_output(cmd)}\t{peak}\t{seconds:.2f}\t{code}\n".encode()
     try:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from . import build as B
+from .rusage import TIMEOUT_TEXT
 from . import isa
 from .emit import emit
 from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
@@ -44,7 +45,7 @@ from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, lock
 RESULTS = "verify-results.json"
 RESULTS_VERSION = 2  # 2: the ISA has max_flat_workgroup_size (no-launch); older entries are compiled again
 WORK_DIR = "work"  # where each round is emitted and built
-STATUSES = ("ok", "failed", "no-matrix", "no-launch", "not-run", "unexpressible")
+STATUSES = ("ok", "failed", "no-matrix", "no-launch", "timed-out", "not-run", "unexpressible")
 FAILURES = ("failed", "no-matrix", "no-launch")  # compiled to nothing usable, or not compiled at all
 NO_LAUNCH = ("no-launch: the block has {threads} threads, more than the {limit} a launch of its code may have "
              "(.max_flat_workgroup_size of the code object: the runtime refuses the launch)")
@@ -56,7 +57,7 @@ NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a propo
 @dataclass
 class KernelResult:
     name: str
-    status: str  # ok | failed | not-run | unexpressible (the CK API revision cannot express it: never compiled)
+    status: str  # one of STATUSES: ok, failed, no-matrix, no-launch, timed-out, not-run, unexpressible
     error: str = ""
     seconds: float | None = None  # the compile of its smallest unit, per kernel of that unit
     unit_size: int = 0  # the size of the smallest unit it was compiled in
@@ -153,6 +154,11 @@ class VerifyResult:
     @property
     def no_launch(self) -> list[KernelResult]:
         return [k for k in self.kernels if k.status == "no-launch"]
+
+    @property
+    def timed_out(self) -> list[KernelResult]:
+        """Killed at --compile-timeout: no verdict (not kept, so the next run compiles them again)."""
+        return [k for k in self.kernels if k.status == "timed-out"]
 
     def lds_summary(self) -> dict[str, object]:
         """The model's lds_bytes against the descriptors: how many kernels were compared, how many agree, and the
@@ -282,19 +288,20 @@ def verify(space, configs: Sequence[Mapping[str, object]], workdir: str | Path, 
            ck_include: str | None = None, log: Callable[[str], None] | None = None,
            progress: Callable[[int, int, str], None] | None = None,
            after_emit: Callable[[Path], None] | None = None,
-           warn: Callable[[str], None] | None = None) -> VerifyResult:
+           warn: Callable[[str], None] | None = None, compile_timeout: float | None = None) -> VerifyResult:
     """Compile every config on `space.arch` (see the module doc); `after_emit(dir)` runs after each emit (tests use it
     to break a kernel on purpose); `warn(line)` hears, once each and as they happen, what the run cannot do as asked
-    (they are in the result's `warnings` too)."""
+    (they are in the result's `warnings` too). `compile_timeout` (seconds): a compile running longer is killed, and
+    its kernels are `timed-out`, with no verdict."""
     root = ensure_dir(Path(workdir))
     with locked(root):  # one verify per work directory: what it finds half-written is no other run's
         sweep_temporaries(root)
         return _verify(space, configs, root, revision, unit_size, jobs, budget, compiler, ck_include, log, progress,
-                       after_emit, warn)
+                       after_emit, warn, compile_timeout)
 
 
 def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compiler, ck_include, log, progress,
-            after_emit, warn) -> VerifyResult:
+            after_emit, warn, compile_timeout: float | None = None) -> VerifyResult:
     started = time.monotonic()
     arch = space.arch
     compiler_id = f"{compiler or 'registry'}|{ck_include or ''}|{revision}"
@@ -368,7 +375,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         _drop_objects_without_assembly(work, arch, len(units))
         offset = _size(log_path) if log_path is not None else 0
         built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
-                        deadline=deadline, measure=log_path, isa=True)
+                        deadline=deadline, measure=log_path, isa=True, compile_timeout=compile_timeout)
         result.toolchain = built.toolchain
         seconds = _unit_seconds(work)
         measured = _measured(log_path, offset) if log_path is not None else {}
@@ -405,6 +412,13 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                                                peak_mib=peak, isa=summary, isa_error=why)
                     results[keys[n]] = {"status": status, "error": error, "seconds": verdicts[n].seconds,
                                         "unit_size": len(unit), "peak_mib": peak, "isa": summary, "isa_error": why}
+                done += len(unit)
+            elif failure.error.startswith(TIMEOUT_TEXT):
+                # killed at --compile-timeout: no verdict for any kernel of the unit, and none kept (a later run with
+                # more time compiles them again); bisecting would only spend the time twice
+                for n in unit:
+                    verdicts[n] = KernelResult(n, "timed-out", failure.error, cost[1] if cost is not None else None,
+                                               len(unit))
                 done += len(unit)
             elif len(unit) == 1:
                 n = unit[0]

@@ -265,19 +265,25 @@ def fake_compiler_script(mib: int = 16, hooks: str = "") -> str:
             + body.replace("held = bytearray", hooks + "held = bytearray"))
 
 
-@pytest.mark.slow
-def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_path, monkeypatch):
-    import sys
-    import time
-
+def _one_slow_compile(tmp_path, monkeypatch, mib: int, kernels: int, slow: int):
+    """The stand-in compiler (holding `mib` MiB) for `kernels` gfx950 kernels, the one at index `slow` sleeping 120 s
+    ($CKSPACE_TEST_SLOW); (space, configs, the slow kernel's name, verify's common arguments, a job per kernel)."""
     fake = tmp_path / "fakecc"
-    fake.write_text(fake_compiler_script(160))
+    fake.write_text(fake_compiler_script(mib))
     fake.chmod(0o755)
     (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
-    space, configs = _kernels("gfx950", 3)
-    slow = str(configs[1]["name"])
-    monkeypatch.setenv("CKSPACE_TEST_SLOW", slow)
-    common = dict(revision="2025.11", unit_size=1, jobs=3, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    space, configs = _kernels("gfx950", kernels)
+    name = str(configs[slow]["name"])
+    monkeypatch.setenv("CKSPACE_TEST_SLOW", name)
+    common = dict(revision="2025.11", unit_size=1, jobs=kernels, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    return space, configs, name, common
+
+
+@pytest.mark.slow
+def test_a_deadline_stops_a_round_and_the_next_run_resumes_with_peak_memory(tmp_path, monkeypatch):
+    import time
+
+    space, configs, slow, common = _one_slow_compile(tmp_path, monkeypatch, mib=160, kernels=3, slow=1)
     started = time.monotonic()
     first = V.verify(space, configs, tmp_path / "v", budget=8, **common)
     assert time.monotonic() - started < 60  # the sleeping compile was stopped at the deadline, not waited for
@@ -299,14 +305,7 @@ def test_a_compile_past_the_timeout_is_killed_and_gives_no_verdict(tmp_path, mon
     timed-out with rusage.py's line, nothing of it is kept, and the next run with time compiles it."""
     import time
 
-    fake = tmp_path / "fakecc"
-    fake.write_text(fake_compiler_script(16))
-    fake.chmod(0o755)
-    (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
-    space, configs = _kernels("gfx950", 2)
-    slow = str(configs[0]["name"])
-    monkeypatch.setenv("CKSPACE_TEST_SLOW", slow)
-    common = dict(revision="2025.11", unit_size=1, jobs=2, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    space, configs, slow, common = _one_slow_compile(tmp_path, monkeypatch, mib=16, kernels=2, slow=0)
     started = time.monotonic()
     first = V.verify(space, configs, tmp_path / "v", compile_timeout=3, **common)
     assert time.monotonic() - started < 60

@@ -21,8 +21,8 @@ DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
 
 def add_parsers(sub) -> None:
-    """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.codegen.emit or ckspace.codegen.build: every
-    `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
+    """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.codegen.emit or
+    ckspace.codegen.build: every `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
     em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest",
                         description="Write the CK Tile C++ of a selection into DIR: a kernel header and dispatcher "
                                     "wrapper per kernel, compile units of --chunk-size instances, the registration "

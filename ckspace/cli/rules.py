@@ -149,8 +149,9 @@ def text(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
 def audit_markdown(audit: Audit) -> list[str]:
     """The audit's table per arch: the open space's precision and the confusion of every compiled kernel."""
     out = ["## Audit", "",
-           f"The facts against the compiler, from `{audit.data}`: {audit.doc} (docs/audit.md has the rounds). Precision: the open space's uniform (and stratified) draws that "
-           "compiled, and how many built with matrix instructions. Confusion: every kernel compiled in any round, "
+           f"The facts against the compiler, from `{audit.data}`: {audit.doc} (docs/audit.md has the rounds). "
+           "Precision: the open space's uniform (and stratified) draws that compiled, and how many built with matrix "
+           "instructions. Confusion: every kernel compiled in any round, "
            "accepted or rejected by the facts of this checkout, built or failed. Each rule below shows its near "
            "misses (kernels that break it and no other fact): failed/compiled per arch.", "",
            "| arch | uniform: built/compiled | stratified: built/compiled | accepted, built | accepted, failed "

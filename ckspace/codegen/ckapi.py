@@ -1,8 +1,8 @@
 """CK Tile API revisions: which template set (templates/revisions.toml) and which rule families go with `--ck-api`.
 
-Kept apart from ckspace.codegen.emit so that `enumerate --ck-api REV` and the set commands can restrict the model to what a
-revision can build without importing the emitter (or jinja2). `combine_rules(rules, ck_api)` is the one entry point
-the commands use; `resolve_revision` turns `None` / `auto` / a name into a revision name.
+Kept apart from ckspace.codegen.emit so that `enumerate --ck-api REV` and the set commands can restrict the model to
+what a revision can build without importing the emitter (or jinja2). `combine_rules(rules, ck_api)` is the one entry
+point the commands use; `resolve_revision` turns `None` / `auto` / a name into a revision name.
 """
 
 from __future__ import annotations

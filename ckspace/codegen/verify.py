@@ -417,8 +417,8 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 # killed at --compile-timeout: no verdict for any kernel of the unit, and none kept (a later run with
                 # more time compiles them again); bisecting would only spend the time twice
                 for n in unit:
-                    verdicts[n] = KernelResult(n, "timed-out", failure.error, cost[1] if cost is not None else None,
-                                               len(unit))
+                    verdicts[n] = KernelResult(n, "timed-out", failure.error,
+                                               cost[1] / len(unit) if cost is not None else None, len(unit))
                 done += len(unit)
             elif len(unit) == 1:
                 n = unit[0]

@@ -59,7 +59,8 @@ def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
         return False  # the rule reads a field this config does not have (the other kernel family)
 
 
-_COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = memo("rules.check.compiled", {})  # (model, rule) -> closures (rules.closures)
+# (model, rule) -> closures (rules.closures)
+_COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = memo("rules.check.compiled", {})
 
 
 def _compiled(rule: Rule, model: Model) -> tuple:
@@ -180,7 +181,8 @@ def render(rule: Rule, config: Mapping[str, object], model: Model) -> str:
     return "".join(out)
 
 
-_MESSAGE_NODES: dict[tuple[int, str], tuple[object, E.Node]] = memo("rules.check.message_nodes", {})  # (id of the data, text) -> (data, parsed)
+# (id of the data, text) -> (data, parsed)
+_MESSAGE_NODES: dict[tuple[int, str], tuple[object, E.Node]] = memo("rules.check.message_nodes", {})
 
 
 def _message_node(model: Model, text: str) -> E.Node:

@@ -36,8 +36,10 @@ MAX_BYTES = 16 * 1024 * 1024
 # The package's own constraints directory, the only one read from a compiled file (tests point it elsewhere).
 OWN_ROOT = PACKAGE / "constraints"
 
-_READ: dict[tuple[Path, str], "dict[str, Any] | None"] = memo("rules.compiled.read", {})  # (root, data digest) -> the payload, or None: a miss
-_CURATED: dict[str, Any] = memo("rules.compiled.curated", {})  # arch -> its unpickled curation tables, of the payload in _READ
+# (root, data digest) -> the payload, or None: a miss
+_READ: dict[tuple[Path, str], "dict[str, Any] | None"] = memo("rules.compiled.read", {})
+# arch -> its unpickled curation tables, of the payload in _READ
+_CURATED: dict[str, Any] = memo("rules.compiled.curated", {})
 
 
 def key(data_digest: str) -> str:

@@ -436,7 +436,8 @@ def message_parts(template: str) -> list[tuple[str, str, str]]:
     return list(hit)
 
 
-_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = memo("rules.data.parts", {})  # a batch renders the same few hundred templates
+# a batch renders the same few hundred templates
+_PARTS: dict[str, tuple[tuple[str, str, str], ...]] = memo("rules.data.parts", {})
 PARTS_KEPT = 4096  # templates remembered (the data has a few hundred; a bound all the same)
 
 

@@ -1,7 +1,7 @@
 """The model for one arch and one choice of rule families: its fields, active rules and data references.
 
-It holds no solver state. `ckspace.rules.check` reads it to test one config in plain Python; `ckspace.solve.cpsat` reads it to
-build CP-SAT models; the two never share evaluation code.
+It holds no solver state. `ckspace.rules.check` reads it to test one config in plain Python; `ckspace.solve.cpsat` reads
+it to build CP-SAT models; the two never share evaluation code.
 """
 
 from __future__ import annotations

@@ -396,7 +396,8 @@ def format_name(fields: Mapping[str, object]) -> str:
     return name
 
 
-_CHECKED_TEXT: set[tuple] = memo("rules.names.checked_text", set())  # tuples of text values (per kind) that format_name's checks have passed
+# tuples of text values (per kind) that format_name's checks have passed
+_CHECKED_TEXT: set[tuple] = memo("rules.names.checked_text", set())
 _INT_BOUND = 10**MAX_DIGITS
 _INT_TYPE = {int}
 _GEMM_INTS = ("ndim", "tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n",

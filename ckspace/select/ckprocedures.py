@@ -231,7 +231,8 @@ def _decided(ordered: "Ordered") -> Members:
 
 # A kernel as a procedure reads it: its layout (the column names), its row of values and its full-tests facts.
 Ordered = list[tuple[tuple[str, ...], tuple, Facts]]
-_FULL_TESTS: list[tuple[object, list[dict[str, Any]]]] = memo("select.ckprocedures.full_tests", [])  # the last space's full-tests, in CK's order
+# the last space's full-tests, in CK's order
+_FULL_TESTS: list[tuple[object, list[dict[str, Any]]]] = memo("select.ckprocedures.full_tests", [])
 
 
 def _ck_full_tests_of(space: "KernelSpace") -> list[dict[str, Any]]:

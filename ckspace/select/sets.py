@@ -346,7 +346,8 @@ def open_space_config(space: "KernelSpace", name: str) -> dict[str, object] | No
     return cfg
 
 
-_open_models: dict[tuple, Model] = memo("select.sets.open_models", {})  # per data, arch and facts: a batch of names builds one model
+# per data, arch and facts: a batch of names builds one model
+_open_models: dict[tuple, Model] = memo("select.sets.open_models", {})
 
 
 def respelt(names: list[str], full_names: Mapping[str, object]) -> list[str]:

@@ -25,7 +25,8 @@ Key = tuple[int, ...]  # raw values of some of them (a separator)
 # CP-SAT model; solving it again would give the same rows. Bounded, least recently used first out.
 _SOLVED: "OrderedDict[tuple, list[Row]]" = memo("solve.bags.solved", OrderedDict())
 SOLVED_LIMIT = 2048
-_TOO_LARGE: dict[tuple, int] = memo("solve.bags.too_large", {})  # models known to have more solutions than the limit stored
+# models known to have more solutions than the limit stored
+_TOO_LARGE: dict[tuple, int] = memo("solve.bags.too_large", {})
 # Whether a bag is first offered to the plain-Python join (CP-SAT lists what it declines). Tests switch it off to
 # compare the two; nothing else should.
 USE_PYTHON = True

@@ -73,6 +73,16 @@ def test_the_plan_is_reproducible_and_reads_back_from_its_text():
     assert "no kernel breaks it alone" in plan.sections[3].note
     read = P.parse(plan.text().splitlines(), "plan")
     assert [(s.kind, s.detail, s.names) for s in read.sections] == [(s.kind, s.detail, s.names) for s in plan.sections]
+    # each draw in a random order of its own, so that a budget's prefix of it is a uniform draw too: the names are
+    # the sample's (sorted there), and not in its order
+    from ckspace.select.sample import sample_space
+
+    drawn, _ = sample_space(space, 4, 5, **one)
+    assert sorted(plan.sections[0].names) == sorted(str(c["name"]) for c in drawn)
+    assert plan.sections[0].names != sorted(plan.sections[0].names)
+    # no near misses asked for: no near-miss section, not even an empty one
+    bare = P.draw(space, 2, 0, seed=5, stratify="", rules=rules, filters=one)
+    assert [(s.kind, len(s.names)) for s in bare.sections] == [("uniform", 2)]
     # every uniform and stratified kernel is one the facts accept (the plain-Python check)
     for name in plan.sections[0].names + plan.sections[1].names:
         assert space.check(name) == [], name

@@ -22,6 +22,7 @@ from .solve.kernels import KernelSpace, Timings
 from .rules.model import Stratum
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .spec import Spec
     from .codegen.emit import EmitResult
     from .explain.explainer import Explainer
     from .explain.result import Explanation
@@ -43,17 +44,31 @@ class Space(KernelSpace):
 
     def __init__(self, *, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
                  constraints_dir: str | Path | None = None, use_cache: bool = True, catalog: str | Catalog = "full",
-                 ck_config: str | Path | None = None):
-        if ck_config is not None:  # a user's CK JSON configs (a file or a directory) as the catalog `ck-config`
-            from .rules import ckconfig
-            from .rules.data import Catalog
+                 ck_config: str | Path | None = None, ck_api: str | None = None,
+                 ck_include: str | Path | None = None, toolchain: str | None = None, compiler: str | None = None,
+                 spec: "Spec | None" = None):
+        from .spec import Spec
 
-            ckconfig.config_files(Path(ck_config))
-            catalog = Catalog("ck-config", (), layout_3d="ndhwgc", doc=f"CK JSON configs from {ck_config}",
-                              source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)
-        super().__init__(arch=arch, rules=rules, constraints_dir=constraints_dir, use_cache=use_cache,
-                         catalog=catalog)
+        if spec is None:  # keywords: `catalog` is a catalog (a selection is a method's set_name), or ck_config
+            spec = Spec(arch=arch, ck_config=ck_config, rules=rules, ck_api=ck_api, ck_include=ck_include,
+                        toolchain=toolchain, compiler=compiler, constraints_dir=constraints_dir, use_cache=use_cache)
+        self.spec = spec.resolve()
+        chosen = self.spec.catalog if spec.ck_config is not None or spec.set_name or spec.over else catalog
+        super().__init__(arch=self.spec.arch, rules=self.spec.rules, constraints_dir=spec.constraints_dir,
+                         use_cache=spec.use_cache, catalog=chosen)
         self._explainer: Explainer | None = None
+
+    @classmethod
+    def from_spec(cls, spec: "Spec") -> "Space":
+        """The Space a Spec describes; its filters (the trait config's too) are `space.spec.filters`, for the
+        methods that take them.
+
+        >>> from ckspace.spec import Spec
+        >>> space = Space.from_spec(Spec(arch="gfx942", ck_api="2025.11", toolchain="registry"))
+        >>> sorted(space.families)[:3], space.spec.toolchain_family
+        (['arch', 'ck-api-2025.11', 'ck-curation'], 'toolchain-clang22')
+        """
+        return cls(spec=spec)
 
     def breaking(self, rule_id: str) -> "Space":
         """The near misses of one enabled rule (KernelSpace.breaking), with an explainer of their own."""

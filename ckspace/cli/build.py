@@ -121,16 +121,12 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     from ..codegen import emit as EM
     from ..space import Space
 
-    from .options import with_toolchain
-
-    rules, family = with_toolchain(args.rules, args.toolchain, arch, args.constraints)
-    rules = ckapi.combine_rules(rules, rev)
     t0 = time.perf_counter()
     from ..select.sets import is_selection
-    from .options import catalog_from_args
+    from .options import space_from_args
 
-    space = Space(arch=arch, rules=rules, constraints_dir=args.constraints, use_cache=not args.no_cache,
-                  catalog=catalog_from_args(args))
+    space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None)
+    family = space.spec.toolchain_family
     if not is_selection(args.set):  # count before listing: the open space would never finish
         total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
         if total > args.max_kernels:

@@ -105,11 +105,11 @@ def _catalog(args: argparse.Namespace):
     """--set names a catalog (or --ck-config gives one); tests and tiny are selections, whose membership every
     explanation lists anyway."""
     from ..select.sets import CK_PROCEDURES, SELECTED_SETS
-    from .options import catalog_from_args
+    from ..spec import catalog_for
 
     set_name = args.set_name
     if args.ck_config is not None:
-        return catalog_from_args(args)
+        return catalog_for(set_name, None, args.ck_config, args.constraints)[0]
     if set_name in SELECTED_SETS or set_name in CK_PROCEDURES:
         raise UsageError(f"explain --set takes a catalog, not the selection {set_name!r}: every explanation says "
                          f"whether the kernel is in {', '.join((*SELECTED_SETS, *CK_PROCEDURES))}")

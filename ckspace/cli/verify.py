@@ -128,14 +128,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     seed = parse_seed(str(args.seed))
     _check_audit_options(args)
     rev = _revision(args, ckapi)
-    from .options import catalog_from_args
+    from .options import space_from_args
 
-    args.ck_config = None
-    from .options import with_toolchain
-
-    rules, family = with_toolchain(args.rules, args.toolchain, arch, args.constraints, args.compiler)
-    space = Space(arch=arch, rules=ckapi.combine_rules(rules, rev), constraints_dir=args.constraints,
-                  use_cache=not args.no_cache, catalog=catalog_from_args(args))
+    space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None, ck_config=None)
+    family = space.spec.toolchain_family
     workdir = Path(args.output) if args.output else _default_workdir(arch)
     from ..codegen.manifest import check_inside, check_subdir, ensure_dir
 

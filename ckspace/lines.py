@@ -9,9 +9,9 @@ import io
 import json
 import os
 import stat
-from typing import IO, Any, Iterator, TypeAlias, cast
+from typing import IO, Any, Iterable, Iterator, TypeAlias, cast
 
-from .errors import CkspaceError, UsageError
+from .errors import CkspaceError, DataError, UsageError
 
 MAX_LINE = 65_536  # characters; a build-log line holding a few names is far shorter
 MAX_NAME = 512  # characters; CK's longest kernel names are about 200
@@ -179,3 +179,57 @@ def _spelled(link: "tuple | None") -> str:
 
 def _key(key: str) -> str:
     return key if key.isidentifier() and len(key) <= 64 else json.dumps(key if len(key) <= 64 else key[:60] + "...")
+
+
+def display(path: os.PathLike | str) -> str:
+    """A path for an error line: as given, unless it holds characters that would break the line."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
+
+
+# -- names files -------------------------------------------------------------------------------------------------------
+MAX_NAMES = 5_000_000  # names in one file: more than any set of the curated or the streamed open space
+
+
+def read_names(path: str | os.PathLike, what: str = "names file") -> list[str]:
+    """Kernel names, one per line; blank lines and `#` comments are ignored; `-` reads stdin. Memory is bounded: an
+    over-long line or more than MAX_NAMES names is one error line (/dev/zero, a binary file)."""
+    return _names_of(read_lines(path, what), f"{what} {display(path)}")
+
+
+def read_lines(path: str | os.PathLike, what: str = "names file") -> list[str]:
+    """The lines of a names file as they are (comments too), bounded as read_names reads them."""
+    import sys
+
+    label = f"{what} {display(path)}"
+
+    def bounded(stream) -> list[str]:
+        lines, names = [], 0
+        for line in bounded_lines(stream, label):
+            lines.append(line)
+            names += bool(line.split("#", 1)[0].strip())
+            if names > MAX_NAMES or len(lines) > 4 * MAX_NAMES:  # memory stays bounded on endless input
+                raise DataError(f"{label}: more than {MAX_NAMES:,} names")
+        return lines
+
+    try:
+        if str(path) == "-":
+            return bounded(sys.stdin)
+        fd, _ = open_input(path, label, error=DataError)  # a FIFO without a writer does not block the open
+        with open(fd, encoding="utf-8", errors="strict") as fh:
+            return bounded(fh)
+    except OSError as exc:
+        raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    except UsageError as exc:
+        raise DataError(str(exc)) from None
+
+
+def _names_of(lines: Iterable[str], label: str) -> list[str]:
+    out = []
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(line)
+            if len(out) > MAX_NAMES:
+                raise DataError(f"{label}: more than {MAX_NAMES:,} names")
+    return out

@@ -16,21 +16,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
+from .errors import UsageError
+from .rules.book import RuleDoc
 from .rules.check import domain_verdicts, violations
+from .rules.evidence import Audit
+from .rules.model import Stratum
 from .rules.verdict import Verdict
 from .solve.kernels import KernelSpace, Timings
-from .rules.model import Stratum
 
 if TYPE_CHECKING:  # pragma: no cover
     from .spec import Spec
     from .codegen.emit import EmitResult
     from .explain.explainer import Explainer
     from .explain.result import Explanation
+    from .rules.book import RuleBook
+    from .rules.derived import Deriver, Row
     from .rules.data import Catalog
     from .select.coverage import Report
     from .select.selection import Selection
 
-__all__ = ["Space", "Stratum", "Timings", "Verdict"]
+__all__ = ["Audit", "RuleDoc", "Space", "Stratum", "Timings", "Verdict"]
 
 
 class Space(KernelSpace):
@@ -148,6 +153,33 @@ class Space(KernelSpace):
                                         select_sets=select_sets, catalog=self.catalog.name)
         return self._explainer.explain(name, neighbours=neighbours)
 
+    def rules(self) -> "RuleBook":
+        """The rules as documentation, as `ckspace rules` shows them: the families, every rule (its condition and
+        message as text, rationale, source, examples) and what the audit found of each fact's near misses.
+
+        >>> book = Space().rules()
+        >>> doc = next(d for d in book.rules if d.id == "arch.lds-capacity")
+        >>> doc.family, book.families["arch"][1], "lds_bytes" in doc.require
+        ('arch', True, True)
+        """
+        from .rules.book import rule_book
+        from .rules.data import default_constraints_dir
+
+        root = Path(self.constraints_dir) if self.constraints_dir else default_constraints_dir()
+        return rule_book(self.data, root, self.arch)
+
+    def deriver(self) -> "Deriver":
+        """A callable giving a kernel's derived quantities (fields.toml [derive.*]: layout, threads, lds_bytes,
+        block_per_cu, ...) on this arch, as the json, jsonl and csv formats report them.
+
+        >>> space = Space(arch="gfx950")
+        >>> space.deriver()(space.parse("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"))["threads"]
+        256
+        """
+        from .rules.derived import Deriver
+
+        return Deriver(self.model, self.data)
+
     # -- sets ---------------------------------------------------------------------------------------------------
     def select(self, set_name: str = "full", *, objective: str | Path | None = None,
                stable_from: str | Path | None = None, variant=None, ndim=None, dtype=None,
@@ -220,11 +252,120 @@ class Space(KernelSpace):
         >>> len(wide), all(Space(arch="gfx950", rules="-ck-curation").check(c) == [] for c in wide)
         (3, True)
         """
+        return self.sample_of(n, seed=seed, stratify=stratify, set_name=set_name, objective=objective,
+                              stable_from=stable_from, variant=variant, ndim=ndim, dtype=dtype, where=where)[0]
+
+    def sample_of(self, n: int, *, seed: int | str = 0, stratify: str | Sequence[str] | None = None,
+                  set_name: str = "full", objective: str | Path | None = None, stable_from: str | Path | None = None,
+                  variant=None, ndim=None, dtype=None, where: str | None = None) -> tuple[list[dict[str, object]], int]:
+        """sample(), and how many kernels it was drawn from (a bad `stratify` fails before any solving).
+
+        >>> picked, total = Space(arch="gfx950").sample_of(3, seed=2, variant="bwd_data", ndim=2, dtype="fp32")
+        >>> len(picked), total  # spec: gfx950 bwd_data 2d fp32
+        (3, 84)
+        """
         from .select.sample import sample_set, stratify_dimensions
 
-        return sample_set(self, set_name, n, seed, stratify_dimensions(stratify, list(self.data.fields)),
-                          objective=objective, stable_from=stable_from, variant=variant, ndim=ndim, dtype=dtype,
-                          where=where)[0]
+        dims = stratify_dimensions(stratify, list(self.data.fields))
+        return sample_set(self, set_name, n, seed, dims, objective=objective, stable_from=stable_from,
+                          variant=variant, ndim=ndim, dtype=dtype, where=where)
+
+    # -- counting and listing -----------------------------------------------------------------------------------
+    def may_be_open(self) -> bool:
+        """Whether no catalog's curation is on (`rules="-ck-curation"`): then the space may be the open one, ~10^13
+        kernels, which is counted or streamed, never held in memory.
+
+        >>> Space(arch="gfx950").may_be_open(), Space(arch="gfx950", rules="-ck-curation").may_be_open()
+        (False, True)
+        """
+        from .select.sets import may_be_open
+
+        return may_be_open(self)
+
+    def listed(self, what: str, *, hint: str | None = None, variant=None, ndim=None, dtype=None,
+               where: str | None = None) -> list[dict[str, object]]:
+        """The kernels (filtered as enumerate filters them) as a list; more than a command can hold (the open space)
+        is one UsageError naming `what`, before any listing. `hint` says what to do instead."""
+        from .select.sets import NARROW_IT, listed_configs
+
+        return listed_configs(self, what, variant=variant, ndim=ndim, dtype=dtype, where=where,
+                              hint=hint or NARROW_IT)
+
+    def check_listable(self, what: str, *, hint: str | None = None, variant=None, ndim=None, dtype=None,
+                       where: str | None = None) -> None:
+        """listed()'s check alone: a space that may be open is counted, and too many is one UsageError line."""
+        from .select.sets import NARROW_IT, check_listable
+
+        check_listable(self, what, variant=variant, ndim=ndim, dtype=dtype, where=where, hint=hint or NARROW_IT)
+
+    def strata_counts(self, configs: Iterable[Mapping[str, object]], *, variant=None, ndim=None,
+                      dtype=None) -> dict[Stratum, int]:
+        """Kernels (e.g. a selection) counted per (variant, ndim, dtype), every stratum of the filters listed, in
+        count()'s order.
+
+        >>> space = Space(arch="gfx950")
+        >>> counts = space.strata_counts(space.select("tiny"), variant="bwd_data")
+        >>> sum(counts.values()), {s.variant for s in counts}
+        (2, {'bwd_data'})
+        """
+        counts = dict.fromkeys(self.strata(variant=variant, ndim=ndim, dtype=dtype), 0)
+        index: dict[tuple, Stratum] = {(s.variant, s.ndim, s.dtype): s for s in counts}
+        for cfg in configs:
+            stratum = index.get((cfg["variant"], cfg["ndim"], cfg["dtype"]))
+            if stratum is not None:
+                counts[stratum] += 1
+        return counts
+
+    def count_by(self, keys: str | Sequence[str], *, configs: Iterable[Mapping[str, object]] | None = None,
+                 variant=None, ndim=None, dtype=None, where: str | None = None) -> list[tuple[tuple, int]]:
+        """Kernels (the space's, filtered, or `configs`) counted by fields or derived quantities (`ckspace
+        fields`), grouped in the order of the fields' values, then of first appearance; a kernel family without a
+        field is grouped under "".
+
+        >>> space = Space(arch="gfx950")
+        >>> space.count_by("variant,ndim", dtype="fp32")[:2]
+        [(('forward', 2), 320), (('forward', 3), 320)]
+        >>> sum(space.count(variant="forward", ndim=2, dtype="fp32").values())
+        320
+        """
+        names = [k.strip() for k in keys.split(",")] if isinstance(keys, str) else [str(k).strip() for k in keys]
+        names = [k for k in names if k]
+        known = list(self.data.fields) + [d for d in self.data.derives if d not in self.data.fields]
+        if not names:
+            raise UsageError("--count-by needs at least one field, e.g. pipeline,scheduler")
+        for k in names:
+            if k not in known:
+                raise UsageError(f"--count-by: unknown field {k!r}; fields: {', '.join(known)}")
+        source = configs if configs is not None else self.enumerate(variant=variant, ndim=ndim, dtype=dtype,
+                                                                      where=where)
+        derive = self.deriver() if any(k in self.data.derives for k in names) else None
+        counts: dict[tuple, int] = {}
+        for cfg in source:
+            row = {**cfg, **derive(cfg)} if derive is not None else cfg
+            key = tuple(row.get(k, "") for k in names)
+            counts[key] = counts.get(key, 0) + 1
+
+        def rank(key: tuple) -> tuple:
+            out = []
+            for k, v in zip(names, key):
+                f = self.data.fields.get(k)
+                values = list(f.values) if f is not None else []
+                out.append((values.index(v) if v in values else len(values), str(v)))
+            return tuple(out)
+
+        return sorted(counts.items(), key=lambda kv: rank(kv[0]))
+
+    def fields(self) -> "list[Row]":
+        """Every field of a kernel (its family, type, values, doc; a derived field's formula), then every derived
+        quantity with its formula: what `where` filters on and the columns of the csv format.
+
+        >>> rows = Space().fields()
+        >>> [r["name"] for r in rows][:3], next(r for r in rows if r["name"] == "threads")["formula"]
+        (['variant', 'ndim', 'dtype'], 'arch.warp_size * wave_m * wave_n * wave_k')
+        """
+        from .rules.derived import field_rows
+
+        return field_rows(self.data)
 
     def trait_filter(self, trait_config: str | Path | Mapping[str, object]) -> str | None:
         """A CK tile-engine JSON trait config (a file or its parsed dict) as a `where` filter (None: no filter).

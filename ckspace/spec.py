@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .errors import UsageError
+from .select.sets import (CK_PROCEDURES, SELECTED_SETS, WHOLE_SPACE, check_set, is_selection,  # noqa: F401
+                          set_names)  # the names a Spec's set_name takes, and what a whole catalog's listing says
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rules.data import Catalog
@@ -56,11 +58,7 @@ class Spec:
 
     def resolve(self) -> "Resolved":
         """The values a Space is built from; a wrong value is one UsageError, before any model is built."""
-        arch = self.arch
-        if arch == "auto":
-            from .codegen import archdetect
-
-            arch = archdetect.resolve(arch)
+        arch = resolve_arch(self.arch)
         catalog, set_name = catalog_for(self.set_name, self.over, self.ck_config, self.constraints_dir)
         rules, family = combined_rules(self.rules, self.ck_api, self.ck_include, self.toolchain, arch,
                                        self.constraints_dir, self.compiler)
@@ -101,6 +99,15 @@ def replace(spec: Spec, **changes: object) -> Spec:
 
 
 # -- the parts ---------------------------------------------------------------------------------------------------------
+def resolve_arch(arch: str) -> str:
+    """`auto` as the local GPU's gfx name (one clear line where there is none); any other arch as it is."""
+    if arch != "auto":
+        return arch
+    from .codegen import archdetect
+
+    return archdetect.resolve(arch)
+
+
 def toolchain_family(name: str, arch: str, families, compiler: str | None = None) -> str | None:
     """The rule family of --toolchain NAME on `arch` (None: none, or that compiler has no known limits). registry
     is the registry toolchain's compiler for the arch (ckspace.codegen.toolchain: clang 22 of zig, every arch); auto is
@@ -160,7 +167,7 @@ def catalog_for(set_name: str | None, over: str | None, ck_config: str | Path | 
     """The catalog a space is built over, and the set's name: --set (or --over for tests/tiny), or the list of
     --ck-config, whose set is then `ck-config` (a selection stays itself, selected over it). An unknown catalog is
     one line naming the choices."""
-    from .select.sets import CK_PROCEDURES, SELECTED_SETS, catalog_of, set_names
+    from .select.sets import catalog_of
 
     if ck_config is None:
         catalog = catalog_of(set_name, over)
@@ -182,13 +189,13 @@ def catalog_for(set_name: str | None, over: str | None, ck_config: str | Path | 
     from .rules.data import Catalog
 
     ckconfig.config_files(Path(ck_config))  # a missing path or an empty directory fails before anything is built
-    catalog = Catalog(CK_CONFIG, (), layout_3d="ndhwgc", doc=f"CK JSON configs from {ck_config}",
-                      source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)
-    return catalog, (set_name if set_name in SELECTED_SETS else CK_CONFIG)
+    users = Catalog(CK_CONFIG, (), layout_3d="ndhwgc", doc=f"CK JSON configs from {ck_config}",
+                    source=str(ck_config), configs=str(Path(ck_config).resolve()), user=True)
+    return users, (set_name if set_name in SELECTED_SETS else CK_CONFIG)
 
 
 def trait_filter(path: str | Path, constraints: str | Path | None,
-                 where: str | None) -> tuple[str | None, dict[str, list[object]]]:
+                 where: str | None) -> tuple[str | None, dict[str, list[str]]]:
     """`where` and-ed with the filter of a tile-engine trait config file (checked against the fields of
     `constraints`), and the variant/ndim/dtype values the config allows (counts then list only its strata)."""
     from .rules import traitconfig

@@ -8,7 +8,7 @@ import pytest
 
 import ckspace.space
 from ckspace import Space
-from ckspace.errors import KernelNameError
+from ckspace.errors import KernelNameError, UsageError
 from ckspace.rules.check import breaks
 from ckspace.rules.names import parse_name
 
@@ -98,3 +98,62 @@ def test_the_facade_takes_listed_catalogs_and_a_users_configs() -> None:
     users = Path(__file__).resolve().parent / "fixtures" / "ck-configs-user"
     space = Space(arch="gfx950", ck_config=users)
     assert sum(1 for _ in space.enumerate()) == 7 and [r.verdict.rule for r in space.rejected] == ["arch.warp-tile"]
+
+
+# -- what the command line can do, from Python (the oracles: plain counting over the listed kernels, fields.toml) --
+def test_count_by_counts_what_a_plain_counter_counts(space: Space) -> None:
+    from collections import Counter
+
+    configs = space.select(variant="bwd_data", ndim=2)
+    want = Counter((c["pipeline"], c["scheduler"]) for c in configs)
+    got = space.count_by("pipeline, scheduler", variant="bwd_data", ndim=2)
+    assert dict(got) == dict(want) and sum(n for _, n in got) == len(configs)
+    # in the order of the fields' values (fields.toml), not of the counts
+    order = list(space.data.fields["pipeline"].values)
+    assert [k[0] for k, _ in got] == sorted((k[0] for k, _ in got), key=order.index)
+    # a derived quantity counts by its formula: threads = lanes × waves (64 lanes on gfx950)
+    threads = space.count_by(["threads"], configs=configs)
+    assert dict(threads) == dict(Counter((64 * c["wave_m"] * c["wave_n"] * c["wave_k"],) for c in configs))
+    with pytest.raises(UsageError, match="unknown field 'pipline'"):
+        space.count_by("pipline")
+
+
+def test_strata_counts_and_sample_totals(space: Space) -> None:
+    from collections import Counter
+
+    tiny = space.select("tiny")
+    counts = space.strata_counts(tiny)
+    assert {(s.variant, s.ndim, s.dtype): n for s, n in counts.items() if n} == \
+        dict(Counter((c["variant"], c["ndim"], c["dtype"]) for c in tiny))
+    picked, total = space.sample_of(4, seed=3, variant="forward", ndim=3, dtype="bf16")
+    assert total == len(space.select(variant="forward", ndim=3, dtype="bf16")) and len(picked) == 4
+
+
+def test_fields_lists_fields_toml(space: Space) -> None:
+    import tomllib
+    from pathlib import Path
+
+    doc = tomllib.loads((Path(__file__).resolve().parent.parent / "constraints" / "fields.toml").read_text())
+    rows = space.fields()
+    listed = [r["name"] for r in rows if r["what"] == "field"]
+    assert listed == list(doc["field"])  # in the data's order
+    derived = {r["name"] for r in rows if r["what"] == "derived"}
+    assert derived == set(doc["derive"]) - set(listed)
+
+
+def test_rules_is_what_ckspace_rules_prints(space: Space, capsys) -> None:
+    import json
+
+    from ckspace.cli import main
+
+    book = space.rules()
+    assert main(["rules", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in printed["rules"]] == [d.id for d in book.rules]
+    assert set(printed["families"]) == set(book.families)
+
+
+def test_open_or_not(space: Space) -> None:
+    assert not space.may_be_open() and Space(arch="gfx950", rules="-ck-curation").may_be_open()
+    with pytest.raises(UsageError, match="the list"):
+        Space(arch="gfx950", rules="-ck-curation").listed("the list")

@@ -165,9 +165,9 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         build_parser().print_help()
         return 2
     if getattr(args, "arch", None) == "auto":  # every command: the local GPU's gfx name, or one clear line
-        from ..codegen import archdetect
+        from ..spec import resolve_arch
 
-        args.arch = archdetect.resolve(args.arch)
+        args.arch = resolve_arch(args.arch)
     if getattr(args, "trait_config", None) is not None:  # a tile-engine trait config is a --where, read before any work
         from .options import where_with_trait_config
 
@@ -243,7 +243,7 @@ def _console(stderr: bool = False):
 
 def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from . import output
-    from ..select.sets import check_set
+    from ..spec import check_set
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
     option = "-o"
@@ -261,7 +261,7 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
 
 def _enumerate(args: argparse.Namespace, space, started: float, imported: float) -> int:
     from . import output
-    from ..select.sets import is_selection
+    from ..spec import is_selection
 
     # On a terminal without --format: the per-stratum summary and a hint, not a table of thousands of rows
     fmt = args.format or ("summary" if sys.stdout.isatty() else "names")
@@ -279,7 +279,8 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         t_out = time.perf_counter() - t0
     elif args.count:
         counts = (space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
-                  if selected is None else _count_by_stratum(space, selected, args.variant, args.ndim, args.dtype))
+                  if selected is None else space.strata_counts(selected, variant=args.variant, ndim=args.ndim,
+                                                               dtype=args.dtype))
         t0 = time.perf_counter()
         if fmt in ("json", "jsonl"):
             import json
@@ -304,15 +305,13 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
         source = selected if selected is not None else space.enumerate(**filters)
         t0 = time.perf_counter()
-        from ..select.sets import check_listable, may_be_open
-
-        if fmt == "summary" and selected is None and may_be_open(space):  # the open space: counted, not listed
+        if fmt == "summary" and selected is None and space.may_be_open():  # the open space: counted, not listed
             counts = space.count(**filters)
             _summary(space, list(source) if sum(counts.values()) <= SUMMARY_NAMES else None, args, title, counts)
         elif fmt == "summary":
             _summary(space, list(source), args, title)
         elif fmt == "table" and selected is None:  # a table holds every row: one line, before any listing, if too many
-            check_listable(space, "the table", **filters, hint="narrow it (--variant, --ndim, --dtype, --where) or "
+            space.check_listable("the table", **filters, hint="narrow it (--variant, --ndim, --dtype, --where) or "
                            "stream it (--format names|jsonl|csv|json)")
             output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
                                  title=title, counts_title="kernels per (variant, ndim, dtype)")
@@ -323,7 +322,7 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
             rows = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
             output.write_kernels(fmt, rows, sys.stdout, space.data.fields,
                                  title=title, counts_title="kernels per (variant, ndim, dtype)",
-                                 derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
+                                 derive=space.deriver() if fmt in ("json", "jsonl", "csv") else None)
         t_out = time.perf_counter() - t0 - space.timings.plan - space.timings.solve
     if args.timings:
         t = space.timings
@@ -346,30 +345,9 @@ def _count_by(space, selected, args: argparse.Namespace, fmt: str, title: str) -
     from . import output
 
     keys = [k.strip() for k in args.count_by.split(",") if k.strip()]
-    known = list(space.data.fields) + [d for d in space.data.derives if d not in space.data.fields]
-    if not keys:
-        raise UsageError("--count-by needs at least one field, e.g. pipeline,scheduler")
-    for k in keys:
-        if k not in known:
-            raise UsageError(f"--count-by: unknown field {k!r}; fields: {', '.join(known)}")
-    source = selected if selected is not None else space.enumerate(variant=args.variant, ndim=args.ndim,
-                                                                    dtype=args.dtype, where=args.where)
-    derive = output.Deriver(space) if any(k in space.data.derives for k in keys) else None
-    counts: dict[tuple, int] = {}
-    for cfg in source:
-        row = {**cfg, **derive(cfg)} if derive is not None else cfg
-        key = tuple(row.get(k, "") for k in keys)
-        counts[key] = counts.get(key, 0) + 1
-
-    def rank(key: tuple) -> tuple:
-        out = []
-        for k, v in zip(keys, key):
-            f = space.data.fields.get(k)
-            values = list(f.values) if f is not None else []
-            out.append((values.index(v) if v in values else len(values), str(v)))
-        return tuple(out)
-
-    groups = sorted(counts.items(), key=lambda kv: rank(kv[0]))
+    groups = space.count_by(keys, configs=selected, variant=args.variant, ndim=args.ndim, dtype=args.dtype,
+                            where=args.where)
+    counts = dict(groups)
     show = lambda v: "true" if v is True else "false" if v is False else str(v)  # noqa: E731
     if fmt in ("json", "jsonl"):
         records = [{**dict(zip(keys, key)), "count": n} for key, n in groups]
@@ -399,7 +377,7 @@ def _count_by(space, selected, args: argparse.Namespace, fmt: str, title: str) -
 
 def _churn(previous_file: str, selected) -> None:
     """--stable-from: how the selection changed against the previous one, on stderr (the output stays the names)."""
-    from ..select.selection import read_names
+    from ..lines import read_names
 
     before = set(read_names(previous_file, "--stable-from"))
     now = {str(c["name"]) for c in selected}
@@ -418,7 +396,7 @@ def _summary(space, configs: list | None, args: argparse.Namespace, title: str, 
     from . import output
 
     if counts is None:
-        counts = _count_by_stratum(space, configs, args.variant, args.ndim, args.dtype)
+        counts = space.strata_counts(configs or [], variant=args.variant, ndim=args.ndim, dtype=args.dtype)
     console = _console()
     console.print(output.counts_table(counts, title))
     if configs is not None and len(configs) <= SUMMARY_NAMES:
@@ -428,15 +406,6 @@ def _summary(space, configs: list | None, args: argparse.Namespace, title: str, 
     console.print(f"[dim]{sum(counts.values()):,} kernels: pipe them (`| less`, `> names.txt`) or pass --format names "
                   f"for the names, --format table for a table, --format json|jsonl|csv for the fields[/dim]",
                   soft_wrap=True, highlight=False)
-
-
-def _count_by_stratum(space, configs, variant, ndim, dtype) -> dict:
-    counts = dict.fromkeys(space.strata(variant=variant, ndim=ndim, dtype=dtype), 0)
-    for cfg in configs:
-        for st in counts:
-            if (st.variant, st.ndim, st.dtype) == (cfg["variant"], cfg["ndim"], cfg["dtype"]):
-                counts[st] += 1
-    return counts
 
 
 if __name__ == "__main__":  # pragma: no cover

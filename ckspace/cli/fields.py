@@ -6,25 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TypedDict
 
 from ..errors import UsageError
 
 FORMATS = ("text", "json")
-
-
-class Row(TypedDict, total=False):
-    """A field (what == "field": kind, type, values, doc, and the formula of a derived one) or a derived quantity
-    (what == "derived": kind, formula, source)."""
-
-    name: str
-    what: str
-    kind: str
-    type: str
-    values: list[object]
-    doc: str
-    formula: str
-    source: str
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,31 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
 
 
-def rows(data) -> list[Row]:
-    """One record per field, then one per derived quantity, in the data's order."""
-    from ..rules import expr as E
-
-    out: list[Row] = []
-    for f in data.fields.values():
-        record: Row = {"name": f.name, "what": "field", "kind": f.kind, "type": f.type,
-                       "values": list(f.values), "doc": f.doc}
-        if f.derived and f.name in data.derives:  # a field of the name that its formula decides (layout)
-            record["formula"] = E.show(data.derives[f.name].expr)
-        out.append(record)
-    for d in data.derives.values():
-        if d.field not in data.fields:
-            out.append({"name": d.field, "what": "derived", "kind": d.kind, "formula": E.show(d.expr),
-                        "source": d.source})
-    return out
-
-
 def cmd_fields(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ..space import Space
 
-    from ..rules.data import load
-
-    data = load(Path(args.constraints) if args.constraints else None)
-    records = rows(data)
+    records = Space(constraints_dir=args.constraints).fields()
     if args.names:
         known = {str(r["name"]) for r in records}
         unknown = [n for n in args.names if n not in known]

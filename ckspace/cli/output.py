@@ -7,9 +7,18 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Protocol
 
-from ..rules.model import Stratum
+if TYPE_CHECKING:  # pragma: no cover
+    from ..space import Stratum
+
+
+class Derive(Protocol):
+    """A kernel's derived quantities (Space.deriver()), and their names in column order."""
+
+    names: list[str]
+
+    def __call__(self, cfg: Mapping[str, object]) -> Mapping[str, object]: ...
 
 FORMATS = ("names", "table", "json", "jsonl", "csv")
 
@@ -127,7 +136,7 @@ def write_table(rows: Iterator[Mapping[str, object]], console, title: str) -> di
     return counts
 
 
-def counts_table(counts: Mapping[Stratum, int] | Mapping[tuple, int], title: str):
+def counts_table(counts: "Mapping[Stratum, int] | Mapping[tuple, int]", title: str):
     from rich.table import Table
 
     table = Table(title=title, header_style="bold")
@@ -135,7 +144,7 @@ def counts_table(counts: Mapping[Stratum, int] | Mapping[tuple, int], title: str
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     total = 0
     for key, n in counts.items():
-        v, d, t = (key.variant, key.ndim, key.dtype) if isinstance(key, Stratum) else key
+        v, d, t = (key.variant, key.ndim, key.dtype) if not isinstance(key, tuple) else key
         if n:
             table.add_row(str(v), f"{d}d", str(t), f"{n:,}")
         total += n
@@ -144,43 +153,11 @@ def counts_table(counts: Mapping[Stratum, int] | Mapping[tuple, int], title: str
     return table
 
 
-def counts_records(counts: Mapping[Stratum, int]) -> list[dict[str, object]]:
+def counts_records(counts: "Mapping[Stratum, int]") -> list[dict[str, object]]:
     return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n} for s, n in counts.items()]
 
 
-class Deriver:
-    """The derived quantities of a kernel (fields.toml [derive.*]: layout, threads, lds_bytes, block_per_cu, ...), as
-    the data formats report them: every one that applies to the kernel's family, evaluated by the model's own
-    formulas on the arch (memoised per kernel family and the fields a formula reads)."""
-
-    def __init__(self, space) -> None:
-        from ..rules import expr as E
-        from ..rules.model import kind_of_variant
-
-        self._evaluate = E.evaluate
-        self._kind_of = kind_of_variant
-        self._resolve = space.model.resolve
-        self._derives = list(space.data.derives.values())
-        self.names = [d.field for d in self._derives]
-        self._by_kind: dict[str, list] = {}
-        self._memo: dict[tuple, object] = {}
-        self._reads = {d.field: tuple(sorted(E.fields_of(d.expr))) for d in self._derives}
-
-    def __call__(self, cfg: Mapping[str, object]) -> dict[str, object]:
-        kind = self._kind_of(str(cfg.get("variant")))
-        derives = self._by_kind.get(kind)
-        if derives is None:
-            derives = self._by_kind[kind] = [d for d in self._derives if d.applies_to(kind)]
-        out: dict[str, object] = {}
-        for d in derives:
-            key = (d.field, *(cfg.get(f) for f in self._reads[d.field]))
-            if key not in self._memo:
-                self._memo[key] = self._evaluate(d.expr, cfg, self._resolve)
-            out[d.field] = self._memo[key]
-        return out
-
-
-def with_derived(rows: Iterable[Mapping[str, object]], derive: Deriver) -> Iterator[dict[str, object]]:
+def with_derived(rows: Iterable[Mapping[str, object]], derive: Derive) -> Iterator[dict[str, object]]:
     for r in rows:
         out = dict(r)
         for k, v in derive(r).items():
@@ -189,7 +166,7 @@ def with_derived(rows: Iterable[Mapping[str, object]], derive: Deriver) -> Itera
 
 
 def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], field_names: Iterable[str], *,
-                  title: str, counts_title: str, derive: Deriver | None = None) -> None:
+                  title: str, counts_title: str, derive: Derive | None = None) -> None:
     """Kernel records in one of FORMATS: names, jsonl, json and csv stream (with the derived quantities when
     `derive` is given); table renders with rich, then the counts per (variant, ndim, dtype)."""
     if derive is not None and fmt in ("json", "jsonl", "csv"):

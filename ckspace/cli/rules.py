@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..rules.evidence import Audit, Count
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..space import Audit, RuleDoc
 
 FORMATS = ("text", "json", "markdown")
 
@@ -25,67 +28,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
 
 
-@dataclass(frozen=True)
-class RuleDoc:
-    """One rule as documentation: every field is plain text."""
-
-    id: str
-    family: str
-    kind: str
-    when: str
-    require: str
-    message: str
-    rationale: str
-    source: str
-    file: str
-    reject: tuple[str, ...]
-    accept: tuple[str, ...]
-    example_arch: str
-    audited: bool = False  # a fact or naming rule: verify --audit compiles its near misses
-    near_misses: tuple[tuple[str, Count], ...] = ()  # (arch, compiled and failed) of the audit summary
-
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": self.id, "family": self.family, "kind": self.kind, "when": self.when, "require": self.require,
-            "message": self.message, "rationale": self.rationale, "source": self.source, "file": self.file,
-            "rejects": list(self.reject), "accepts": list(self.accept), "example_arch": self.example_arch}
-        if self.audited:
-            out["near_misses"] = {a: {"compiled": c.compiled, "failed": c.failed} for a, c in self.near_misses}
-        return out
-
-    def audit_text(self) -> str:
-        """`2/2 on gfx90a, 1/1 on gfx950` (near misses failed/compiled), or why there is none."""
-        if not self.near_misses:
-            return "none compiled yet"
-        return ", ".join(f"{c.text()} on {a}" for a, c in self.near_misses)
-
-
-def rule_docs(constraints: str | None = None) -> tuple[dict[str, tuple[str, bool]], list[RuleDoc], Audit | None]:
-    """The families (name -> (doc, on by default)), every rule (built-in `model` rules first, in data order), and
-    the audit summary of the constraints folder (None where it has none)."""
-    from pathlib import Path
-
-    from ..rules.data import default_constraints_dir, load
-    from ..rules.evidence import load_audit
-    from ..rules.model import Model, resolve_families
-    from ..rules.text import show
-
-    root = Path(constraints) if constraints else default_constraints_dir()
-    data = load(root)
-    audit = load_audit(root)
-    model = Model(data, "gfx950", resolve_families(data, None))
-    families = {"model": ("field domains and derived fields (built in, always on)", True)}
-    families.update({name: (fam.doc, fam.default) for name, fam in data.families.items() if name != "model"})
-    audited = {name for name, fam in data.families.items() if fam.layer in ("fact", "naming")}
-    docs = [RuleDoc(r.id, r.family, r.kind, show(r.when), show(r.require), r.message, r.rationale, r.source, r.file,
-                    tuple(r.reject), tuple(r.accept), r.example_arch, audit is not None and r.family in audited,
-                    tuple(audit.near_misses(r.id).items()) if audit is not None else ())
-            for r in (*model.derived_rules, *data.rules)]
-    return families, docs, audit
-
-
 def cmd_rules(args: argparse.Namespace) -> int:
-    families, docs, audit = rule_docs(args.constraints)
+    from ..space import Space
+
+    book = Space(constraints_dir=args.constraints).rules()
+    families, docs, audit = book.families, book.rules, book.audit
     sel = args.selector
     if sel:
         if sel in families:
@@ -96,7 +43,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             if not docs:
                 import difflib
 
-                close = difflib.get_close_matches(sel, [d.id for d in rule_docs(args.constraints)[1]] + list(families), 3)
+                close = difflib.get_close_matches(sel, [d.id for d in book.rules] + list(families), 3)
                 hint = f"; did you mean {', '.join(close)}?" if close else "; `ckspace rules` lists them"
                 raise UsageError(f"no rule or family {sel!r}{hint}")
             families = {docs[0].family: families[docs[0].family]}
@@ -122,7 +69,7 @@ def _condition(d: RuleDoc) -> str:
     return d.require if d.when == "true" else f"if {d.when}: {d.require}"
 
 
-def text(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
+def text(families: dict[str, tuple[str, bool]], docs: "list[RuleDoc]") -> str:
     out: list[str] = []
     for fam, (doc, on) in families.items():
         mine = [d for d in docs if d.family == fam]
@@ -146,7 +93,7 @@ def text(families: dict[str, tuple[str, bool]], docs: list[RuleDoc]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def audit_markdown(audit: Audit) -> list[str]:
+def audit_markdown(audit: "Audit") -> list[str]:
     """The audit's table per arch: the open space's precision and the confusion of every compiled kernel."""
     out = ["## Audit", "",
            f"The facts against the compiler, from `{audit.data}`: {audit.doc} (docs/audit.md has the rounds). "
@@ -163,7 +110,7 @@ def audit_markdown(audit: Audit) -> list[str]:
     return out + [""]
 
 
-def markdown(families: dict[str, tuple[str, bool]], docs: list[RuleDoc], audit: Audit | None = None) -> str:
+def markdown(families: dict[str, tuple[str, bool]], docs: "list[RuleDoc]", audit: "Audit | None" = None) -> str:
     out = ["# Rules", "",
            "Generated by `ckspace rules --format markdown` (tests/test_rules_doc.py keeps it current). Each rule is a "
            "`when`/`require` pair in the rule language; a kernel breaks it when `when` holds and `require` does not.",

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..errors import UsageError
-from ..select.sets import SELECTED_SETS, check_set, is_selection
+from ..spec import SELECTED_SETS, WHOLE_SPACE, check_set, is_selection
 from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
                       space_from_args)
 
@@ -69,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    from ..select import coverage
-    from ..select.sets import read_name_file
+    from ..lines import read_names
 
     if args.file and args.set_name:
         raise UsageError("give either a FILE of names or --set, not both")
@@ -93,18 +92,16 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         set_name = args.set_name
         args.set_name, args.ck_config, args.over = None, None, over
         space = space_from_args(args)
-        from ..select.sets import WHOLE_SPACE, listed_configs
-
         what = f"the set {set_name}" + (f" under --rules {args.rules}" if args.rules else "")
         # the open space is counted first: one line, before any of it is listed
-        names = [str(c["name"]) for c in listed_configs(listed_space, what, hint=WHOLE_SPACE)]
+        names = [str(c["name"]) for c in listed_space.listed(what, hint=WHOLE_SPACE)]
         report = space.coverage(names, objective=args.objective, source=f"set {set_name}")
     else:
         space = space_from_args(args)
-        names = read_name_file(args.file) if set_name is None else None
+        names = read_names(args.file) if set_name is None else None
         report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
                                 source="stdin" if args.file == "-" else str(args.file))
-    out = coverage.format_json(report) if args.format == "json" else coverage.format_text(report, 0 if args.all else 40)
+    out = report.json() if args.format == "json" else report.text(0 if args.all else 40)
     sys.stdout.write(out)
     sys.stdout.flush()
     from . import output
@@ -137,15 +134,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
         raise UsageError("--objective and --stable-from apply to --set tests and --set tiny only")
     seed = parse_seed(str(args.seed))
     space = space_from_args(args)
-    from ..select.sample import stratify_dimensions
-
-    dims = stratify_dimensions(args.stratify, list(space.data.fields))  # a bad --stratify fails before any solving
-    from ..select.sample import sample_set
-
-    # a catalog without curation (the open space) is sampled without listing it; any other set is listed
-    picked, total = sample_set(space, args.set_name, args.n, seed, dims, objective=args.objective,
-                               stable_from=args.stable_from, variant=args.variant, ndim=args.ndim, dtype=args.dtype,
-                               where=args.where)
+    # a catalog without curation (the open space) is sampled without listing it; any other set is listed; a bad
+    # --stratify fails before any solving
+    picked, total = space.sample_of(args.n, seed=seed, stratify=args.stratify, set_name=args.set_name,
+                                    objective=args.objective, stable_from=args.stable_from, variant=args.variant,
+                                    ndim=args.ndim, dtype=args.dtype, where=args.where)
     if len(picked) < args.n:  # asked for more than there are: say so rather than return fewer in silence
         print(f"ckspace: warning: {args.set_name} has {total:,} kernel(s) here, fewer than -n {args.n:,}: "
               "all of them are listed", file=sys.stderr)
@@ -153,6 +146,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
     title = f"{args.arch} · sample of {len(picked)} from {args.set_name} ({total}) · seed {args.seed}"
     output.write_kernels(fmt, (output.record(c) for c in picked), sys.stdout, space.data.fields,
                          title=title, counts_title="sampled kernels per (variant, ndim, dtype)",
-                         derive=output.Deriver(space) if fmt in ("json", "jsonl", "csv") else None)
+                         derive=space.deriver() if fmt in ("json", "jsonl", "csv") else None)
     output.report_rejected(space)
     return 0

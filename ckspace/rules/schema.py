@@ -31,7 +31,7 @@ else:  # pragma: no cover
     import tomli as tomllib  # Python 3.10
 
 from ..errors import DataError
-from ..lines import read_bounded
+from ..lines import display, read_bounded  # noqa: F401  (display: rules modules import it from here)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # the largest shipped data file is about 20 KB: anything this big is a mistake
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # CP-SAT's integers
@@ -546,12 +546,6 @@ class Checked(Spec):
 
 
 # ---- reading ------------------------------------------------------------------------------------------------------
-def display(path: Path | str) -> str:
-    """A path for an error line: as given, unless it holds characters that would break the line."""
-    text = str(path)
-    return text if text.isprintable() else repr(text)
-
-
 def read_bytes(path: Path, label: str) -> bytes:
     """The bytes of a regular file of at most MAX_FILE_BYTES (a FIFO or device would block or never end), read with
     that bound (ckspace.lines.read_bounded: the file may grow after its size is looked at)."""

@@ -156,6 +156,15 @@ class Report:
             } for s in self.scopes],
         }
 
+    def text(self, max_items: int = 40) -> str:
+        """The report as `ckspace coverage` prints it: per goal covered/total and up to `max_items` uncovered items
+        (0: all of them)."""
+        return format_text(self, max_items)
+
+    def json(self) -> str:
+        """to_json() as the text of `ckspace coverage --format json`."""
+        return format_json(self)
+
 
 def build_report(index: ItemIndex, arch: str, source: str, names: Sequence[str], full_names: Mapping[str, object],
                  explain=None, selection: dict[str, object] | None = None, real=None) -> Report:

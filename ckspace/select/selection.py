@@ -52,59 +52,7 @@ class Selection:
         return [str(c["name"]) for c in self.configs]
 
 
-MAX_NAMES = 5_000_000  # names in one file: more than any set of the curated or the streamed open space
-
-
-def read_names(path: str | Path, what: str = "names file") -> list[str]:
-    """Kernel names, one per line; blank lines and `#` comments are ignored; `-` reads stdin. Memory is bounded: an
-    over-long line or more than MAX_NAMES names is one error line (/dev/zero, a binary file)."""
-    return _names_of(read_lines(path, what), f"{what} {_display(path)}")
-
-
-def read_lines(path: str | Path, what: str = "names file") -> list[str]:
-    """The lines of a names file as they are (comments too), bounded as read_names reads them."""
-    import sys
-
-    from ..lines import bounded_lines, open_input
-
-    label = f"{what} {_display(path)}"
-
-    def bounded(stream) -> list[str]:
-        lines, names = [], 0
-        for line in bounded_lines(stream, label):
-            lines.append(line)
-            names += bool(line.split("#", 1)[0].strip())
-            if names > MAX_NAMES or len(lines) > 4 * MAX_NAMES:  # memory stays bounded on endless input
-                raise DataError(f"{label}: more than {MAX_NAMES:,} names")
-        return lines
-
-    try:
-        if str(path) == "-":
-            return bounded(sys.stdin)
-        fd, _ = open_input(path, label, error=DataError)  # a FIFO without a writer does not block the open
-        with open(fd, encoding="utf-8", errors="strict") as fh:
-            return bounded(fh)
-    except OSError as exc:
-        raise DataError(f"{label}: cannot read: {exc.strerror or exc}") from None
-    except UsageError as exc:
-        raise DataError(str(exc)) from None
-
-
-def _display(path: str | Path) -> str:
-    from ..rules.schema import display
-
-    return display(path)
-
-
-def _names_of(lines: Iterable[str], label: str) -> list[str]:
-    out = []
-    for line in lines:
-        line = line.split("#", 1)[0].strip()
-        if line:
-            out.append(line)
-            if len(out) > MAX_NAMES:
-                raise DataError(f"{label}: more than {MAX_NAMES:,} names")
-    return out
+from ..lines import MAX_NAMES, read_lines, read_names  # noqa: E402,F401  (their home is the input layer)
 
 
 def universe(space, objective: Objective) -> list[dict[str, object]]:

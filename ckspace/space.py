@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
 
 from .errors import UsageError
+from .explain.result import SCHEMA_VERSION as EXPLAIN_SCHEMA  # the schema of explain's JSON (docs/explain-json.md)
+from .explain.result import Explanation
 from .rules.book import RuleDoc
 from .rules.check import domain_verdicts, violations
 from .rules.evidence import Audit
@@ -28,14 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .spec import Spec
     from .codegen.emit import EmitResult
     from .explain.explainer import Explainer
-    from .explain.result import Explanation
     from .rules.book import RuleBook
     from .rules.derived import Deriver, Row
     from .rules.data import Catalog
     from .select.coverage import Report
     from .select.selection import Selection
 
-__all__ = ["Audit", "RuleDoc", "Space", "Stratum", "Timings", "Verdict"]
+__all__ = ["Audit", "EXPLAIN_SCHEMA", "Explanation", "RuleDoc", "Space", "Stratum", "Timings",
+           "Verdict"]
 
 
 class Space(KernelSpace):
@@ -133,9 +135,11 @@ class Space(KernelSpace):
         if missing:
             raise IncompleteConfigError(missing, kind)
 
-    def explain(self, name: str, *, neighbours: int = 3, select_sets: bool = False) -> "Explanation":
+    def explain(self, name: str, *, neighbours: int = 3, select_sets: bool = False, fixes: bool = True,
+                derive: bool = True) -> "Explanation":
         """Why a kernel is valid or not: every broken rule of every family, derived fields, sets and notes, and for
-        a rejected kernel the `neighbours` nearest valid ones (CP-SAT).
+        a rejected kernel the `neighbours` nearest valid ones (CP-SAT). `fixes`: each rule's own smallest fix;
+        `derive`: the derived quantities of a valid kernel. `.text()` is the report `ckspace explain` prints.
 
         >>> e = Space().explain("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8",
         ...                     neighbours=1)
@@ -146,12 +150,23 @@ class Space(KernelSpace):
         >>> e.to_json()["status"]  # the schema of `ckspace explain --format json` (docs/explain-json.md)
         'rejected'
         """
+        return self.explainer(select_sets=select_sets).explain(name, neighbours=neighbours, fixes=fixes,
+                                                               derive=derive)
+
+    def explainer(self, *, select_sets: bool = False) -> "Explainer":
+        """The explainer of this space (kept: its models, searches and catalog lists serve every later name), as
+        explain() and `ckspace explain -` use it; `timings` says where its time went.
+
+        >>> space = Space(arch="gfx950")
+        >>> space.explainer() is space.explainer(), space.explainer().arch
+        (True, 'gfx950')
+        """
         from .explain.explainer import Explainer
 
         if self._explainer is None or self._explainer.select_sets != select_sets:
             self._explainer = Explainer(self.arch, sorted(self.families), self.constraints_dir, data=self.data,
                                         select_sets=select_sets, catalog=self.catalog.name)
-        return self._explainer.explain(name, neighbours=neighbours)
+        return self._explainer
 
     def rules(self) -> "RuleBook":
         """The rules as documentation, as `ckspace rules` shows them: the families, every rule (its condition and

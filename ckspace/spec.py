@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .errors import UsageError
+from .memo import cached
 from .select.sets import (CK_PROCEDURES, SELECTED_SETS, WHOLE_SPACE, check_set, is_selection,  # noqa: F401
                           set_names)  # the names a Spec's set_name takes, and what a whole catalog's listing says
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .rules.data import Catalog
+    from .rules.data import Catalog, DataSet
 
 CK_CONFIG = "ck-config"  # the catalog name of a user's CK JSON configs
 
@@ -99,6 +100,28 @@ def replace(spec: Spec, **changes: object) -> Spec:
 
 
 # -- the parts ---------------------------------------------------------------------------------------------------------
+def check_name(name: str, constraints: str | Path | None = None) -> None:
+    """A malformed kernel name is one KernelNameError (naming the part), before any model is built: the grammar
+    first, then the data's spellings of values (CK's, e.g. `fwd`)."""
+    from .errors import KernelNameError
+    from .rules.names import parse_name
+
+    try:
+        parse_name(name)
+    except KernelNameError:
+        from .explain.spelling import parse
+
+        parse(name, _spelling_data(None if constraints is None else str(constraints)))
+
+
+@cached("spec.spelling_data", maxsize=4)
+def _spelling_data(constraints: str | None) -> "DataSet":
+    """The rule data, read for the spellings of its values only (kept: a process that asks again pays nothing)."""
+    from .rules.data import load
+
+    return load(Path(constraints) if constraints else None)
+
+
 def resolve_arch(arch: str) -> str:
     """`auto` as the local GPU's gfx name (one clear line where there is none); any other arch as it is."""
     if arch != "auto":

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from ckspace.errors import KernelNameError
 from ckspace.rules.check import breaks, is_valid
 from ckspace.cli import main
-from ckspace.explain.diff import name_diff
+from ckspace.explain.render import name_diff
 from ckspace.explain.explainer import Explainer
 from ckspace.explain.result import SCHEMA_VERSION, Explanation
 from ckspace.rules.model import kind_of_variant

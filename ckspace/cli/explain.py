@@ -15,15 +15,12 @@ import sys
 import time
 from typing import IO, TYPE_CHECKING, Iterable
 
-from ..memo import cached
 from ..errors import KernelNameError, UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from ..rules.data import DataSet
-    from ..explain.explainer import Explainer
-    from ..explain.result import Explanation
+    from ..space import Explainer, Explanation
 
 FORMATS = ("text", "json")
 DEFAULT_ARCH = "gfx950"
@@ -59,25 +56,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .options import rules_with_ck_api
-    from ..explain.explainer import Explainer
-    from ..explain.spelling import parse
-    from ..rules.names import parse_name
+    from ..spec import check_name
+    from .options import space_from_args
 
     batch = args.name == "-"
     if not batch:  # a malformed name is answered before the model is built; the data only adds spellings
-        try:
-            parse_name(args.name)
-        except KernelNameError:
-            parse(args.name, _spelling_data(args.constraints))
+        check_name(args.name, args.constraints)
     n = args.neighbours
     if n is None:
         n = DEFAULT_NEIGHBOURS if (not batch or args.verbose) else 0
     if not 0 <= n <= MAX_NEIGHBOURS:
         raise UsageError(f"--neighbours must be between 0 and {MAX_NEIGHBOURS}, not {n}")
+    _check_catalog(args)
     started = time.perf_counter()
-    explainer = Explainer(args.arch, rules_with_ck_api(args), args.constraints, select_sets=args.select_sets,
-                          catalog=_catalog(args))
+    explainer = space_from_args(args).explainer(select_sets=args.select_sets)
     built = time.perf_counter()
     if batch:
         status = _batch(explainer, sys.stdin, args.format, n, args.verbose)
@@ -86,7 +78,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if args.format == "json":
             print(json.dumps(exp.to_json(), indent=1))
         else:
-            render(_console(), exp)
+            exp.render(_console())
         status = 0 if exp.valid else 1
     if args.timings:
         _print_timings(explainer.timings, built - started, time.perf_counter() - built, getattr(args, "started", None))
@@ -101,29 +93,14 @@ def _print_timings(phases: dict[str, float], model: float, after: float, process
     print("timings: " + ", ".join(parts) + total, file=sys.stderr)
 
 
-def _catalog(args: argparse.Namespace):
+def _check_catalog(args: argparse.Namespace) -> None:
     """--set names a catalog (or --ck-config gives one); tests and tiny are selections, whose membership every
     explanation lists anyway."""
-    from ..select.sets import CK_PROCEDURES, SELECTED_SETS
-    from ..spec import catalog_for
+    from ..spec import CK_PROCEDURES, SELECTED_SETS
 
-    set_name = args.set_name
-    if args.ck_config is not None:
-        return catalog_for(set_name, None, args.ck_config, args.constraints)[0]
-    if set_name in SELECTED_SETS or set_name in CK_PROCEDURES:
-        raise UsageError(f"explain --set takes a catalog, not the selection {set_name!r}: every explanation says "
+    if args.ck_config is None and (args.set_name in SELECTED_SETS or args.set_name in CK_PROCEDURES):
+        raise UsageError(f"explain --set takes a catalog, not the selection {args.set_name!r}: every explanation says "
                          f"whether the kernel is in {', '.join((*SELECTED_SETS, *CK_PROCEDURES))}")
-    return set_name
-
-
-@cached("cli.explain.spelling_data", maxsize=4)
-def _spelling_data(constraints: str | None) -> "DataSet":
-    """The rule data, read for the spellings of its values only (kept: a process that asks again pays nothing)."""
-    from pathlib import Path
-
-    from ..rules.data import load
-
-    return load(Path(constraints) if constraints else None)
 
 
 # -- batch -----------------------------------------------------------------------------------------------------------
@@ -135,8 +112,8 @@ def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: b
     """Explain every name of a stream (names_in_line: '#' comments and blank lines skipped, names found inside log
     and CSV lines), in bounded memory:
     the text summary keeps counts, JSON results are written as they come."""
-    from ..explain.result import SCHEMA_VERSION
     from ..lines import bounded_lines
+    from ..space import EXPLAIN_SCHEMA as SCHEMA_VERSION
 
     summary = Summary(explainer.data.families)
     console = _console() if fmt == "text" else None
@@ -165,7 +142,7 @@ def _batch(explainer: "Explainer", stream: IO[str], fmt: str, n: int, verbose: b
             if fmt == "json":
                 emit(record)
             elif verbose and console is not None and "exp" in record:
-                render(console, record["exp"])
+                record["exp"].render(console)
                 console.rule(style="dim")
     if summary.malformed > MAX_MALFORMED_SHOWN:
         print(f"ckspace: error: {summary.malformed - MAX_MALFORMED_SHOWN:,} more malformed lines not shown "
@@ -199,7 +176,7 @@ def _explain_one(explainer, name: str, lineno: int, n: int, verbose: bool, summa
                  whole: bool = True) -> dict | None:
     """One name of a batch: its JSON record (with the Explanation under "exp" for the text renderer). Without
     `whole` (the text summary, which shows neither), no derived quantities and no JSON record."""
-    from ..explain.result import SCHEMA_VERSION
+    from ..space import EXPLAIN_SCHEMA as SCHEMA_VERSION
 
     try:
         exp = explainer.explain(name, neighbours=n, fixes=verbose, derive=whole)
@@ -298,110 +275,3 @@ def _e(text: object) -> str:
     from rich.markup import escape
 
     return escape(str(text))
-
-
-def _value(v: object) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
-def render(console: "Console", exp: "Explanation") -> None:
-    rules = ", ".join(exp.families)
-    console.print(f"[bold]{_e(exp.name)}[/]")
-    if exp.valid:
-        console.print(f"[bold green]✓ valid[/] on {exp.arch} · rules {rules}")
-    else:
-        console.print(f"[bold red]✗ rejected[/] on {exp.arch} · rules {rules}")
-    known = " · ".join(f"{k} {'✓' if v else '✗'}" for k, v in exp.sets.items() if v is not None)
-    pending = ", ".join(k for k, v in exp.sets.items() if v is None)
-    console.print(f"sets of {exp.arch}: {known}" + (
-        f" · {pending}: not selected on this machine yet (--select-sets selects them; so does `ckspace enumerate "
-        f"--arch {exp.arch} --set NAME` for each; both cache them)" if pending else ""))
-    if exp.valid:
-        _derived_panel(console, exp)
-    _reasons(console, exp)
-    for note in exp.notes:
-        style = "bold yellow" if note.kind == "known-issue" else "cyan"
-        label = "warning" if note.kind == "known-issue" else "note"
-        console.print(f"[{style}]{label}:[/] {_e(note.text)}")
-    if exp.neighbours is not None:
-        _neighbours(console, exp)
-    if exp.catalog_neighbours is not None:
-        _catalog_neighbours(console, exp)
-
-
-def _reasons(console: "Console", exp: "Explanation") -> None:
-    from ..rules.verdict import Verdict
-
-    def block(reasons: list[Verdict], heading: str) -> None:
-        console.print()
-        console.print(heading)
-        for fam in dict.fromkeys(r.family for r in reasons):
-            console.print(f"  [bold]{_e(fam)}[/] · [dim]{_e(_family_doc(exp, fam))}[/]")
-            for r in (r for r in reasons if r.family == fam):
-                mark = "[red]✗[/]" if r.enabled else "[yellow]•[/]"
-                console.print(f"    {mark} [bold]{_e(r.rule)}[/]: {_e(r.message)}")
-                console.print(f"        [dim]source: {_e(r.source)}[/]")
-                if r.fix:
-                    fix = ", ".join(f"{k} {_value(exp.config.get(k))} → {_value(v)}" for k, v in r.fix.items())
-                    console.print(f"        [dim]on its own, fixed by:[/] {_e(fix)}")
-
-    on = [r for r in exp.reasons if r.enabled]
-    off = [r for r in exp.reasons if not r.enabled]
-    if on:
-        block(on, f"[bold]{len(on)} broken rule{'s' if len(on) > 1 else ''}[/], by family:")
-    if off:
-        block(off, "[dim]families that are switched off would also reject it:[/]")
-    if on or off:
-        console.print()
-
-
-def _family_doc(exp: "Explanation", fam: str) -> str:
-    return str(exp.family_info.get(fam, {}).get("doc", ""))
-
-
-def _derived_panel(console: "Console", exp: "Explanation") -> None:
-    from rich.panel import Panel
-    from rich.table import Table
-
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column(justify="right")
-    grid.add_column()
-    for d in exp.derived:
-        *conditions, formula = d.steps
-        grid.add_row(_e(d.field), _e(_value(d.value)), _e("; ".join(conditions) + (" → " if conditions else "") + formula))
-    facts = exp.arch_facts
-    title = f"derived · {exp.arch}: warp size {facts.get('warp_size')}, LDS {facts.get('lds_bytes')} B"
-    console.print(Panel(grid, title=_e(title), title_align="left", expand=False))
-
-
-def _neighbours(console: "Console", exp: "Explanation") -> None:
-    search = exp.search
-    console.print()
-    console.print(f"[bold]nearest valid kernels on {exp.arch}[/] (fewest changed fields; {_e(search.get('text', ''))}):")
-    if not exp.neighbours:
-        console.print("  none")
-        return
-    for i, nb in enumerate(exp.neighbours, 1):
-        _neighbour(console, exp.name, i, nb)
-
-
-def _catalog_neighbours(console: "Console", exp: "Explanation") -> None:
-    console.print()
-    console.print(f"[bold]nearest catalog kernels on {exp.arch}[/] (fewest changed fields; same variant, ndim and dtype):")
-    if not exp.catalog_neighbours:
-        console.print("  none: no catalog has a kernel of this variant, ndim and dtype here")
-        return
-    for i, cn in enumerate(exp.catalog_neighbours, 1):
-        _neighbour(console, exp.name, i, cn.neighbour, f"  [dim]({_e(', '.join(cn.catalogs))})[/]")
-
-
-def _neighbour(console: "Console", asked: str, index: int, nb, suffix: str = "") -> None:
-    """One neighbour: its name with the changed parts highlighted, then the changes."""
-    from ..explain.diff import name_diff
-
-    parts = "".join(f"[bold yellow]{_e(t)}[/]" if changed else _e(t) for t, changed in name_diff(asked, nb.name))
-    console.print(f"  {index}. {parts}{suffix}")
-    changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
-    tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
-    console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {_e(changes)}{tail}")

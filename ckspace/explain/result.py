@@ -4,9 +4,13 @@ the documented JSON schema of all of it (docs/explain-json.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..rules.model import kind_of_variant
 from ..rules.verdict import Verdict
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 # Bump when a key of the JSON output changes meaning or disappears (adding keys keeps the version).
 SCHEMA_VERSION = 1
@@ -78,6 +82,18 @@ class Explanation:
 
     def rejecting_families(self) -> list[str]:
         return list(dict.fromkeys(r.family for r in self.rejecting))
+
+    def render(self, console: "Console") -> None:
+        """Print the report `ckspace explain` prints (rich markup) on a rich console."""
+        from .render import render
+
+        render(console, self)
+
+    def text(self, width: int = 120) -> str:
+        """The report `ckspace explain` prints, as plain text `width` columns wide (names are never wrapped)."""
+        from .render import text
+
+        return text(self, width)
 
     def to_json(self) -> dict[str, object]:
         """The documented schema (docs/explain-json.md)."""

@@ -14,7 +14,7 @@ from ckspace import Space, memo
 PACKAGE = Path(__file__).resolve().parent.parent / "ckspace"
 # Module-level mutable state that is not a memo: the registry itself, and the output directories this process holds
 # (a lock's nesting depth: clearing it would release a lock).
-NOT_MEMOS = {("memo", "_REGISTRY"), ("codegen.manifest", "_HELD")}
+NOT_MEMOS = {("memo", "_REGISTRY"), ("files", "_HELD")}
 MUTABLE_CALLS = {"dict", "list", "set", "OrderedDict", "WeakKeyDictionary", "WeakValueDictionary", "defaultdict"}
 
 

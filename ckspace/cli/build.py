@@ -109,7 +109,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
         raise UsageError("-o/--output needs a directory, not an empty string")
     if args.max_kernels < 1:
         raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
-    from ..codegen.manifest import ensure_dir, locked
+    from ..files import ensure_dir, locked
 
     out = ensure_dir(Path(args.output))  # an unwritable DIR fails before any solving
     with locked(out):  # and so does one that another ckspace is writing into

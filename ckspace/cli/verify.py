@@ -133,7 +133,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None, ck_config=None)
     family = space.spec.toolchain_family
     workdir = Path(args.output) if args.output else _default_workdir(arch)
-    from ..codegen.manifest import check_inside, check_subdir, ensure_dir
+    from ..files import check_inside, check_subdir, ensure_dir
 
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
     check_subdir(workdir, V.WORK_DIR)  # and so does a planted DIR/work -> elsewhere (emit's check of every write)
@@ -212,7 +212,7 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
     """`verify --audit`: draw (or read) the plan, compile it, and report on the facts (ckspace.codegen.audit)."""
     from ..codegen import audit as A
     from ..codegen import verify as V
-    from ..codegen.manifest import atomic_write
+    from ..files import atomic_write
     from ..select import audit as P
     from ..select.selection import read_lines
 
@@ -334,7 +334,7 @@ def _record(target: Path, result, rev: str, compiler: str | None) -> int:
     import datetime
     from ..rules import schema
 
-    from ..codegen.manifest import atomic_write
+    from ..files import atomic_write
 
     family = _family_name(compiler, result.arch)
     label = f"--record {schema.display(target)}"

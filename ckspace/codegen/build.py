@@ -12,7 +12,7 @@
 - ninja runs in a session of its own, and ckspace stops it and every compiler on Ctrl-C, SIGTERM or any error
   (SIGTERM, which ninja passes on to each compile; SIGKILL to whatever is left of the session after a grace
   period); on Linux ninja also gets SIGTERM should ckspace die without that (SIGKILL). The output directory is
-  held (`manifest.locked`) for the whole build, so a second build or emit into it fails at once.
+  held (`files.locked`) for the whole build, so a second build or emit into it fails at once.
 - At the end: a table of the failed compile units, mapped to the kernels whose headers the errors point into
   (else every kernel of the unit), with the first compiler error of each; exit 1 if anything failed.
 - `check_objects()` reads each object's ELF header and symbols: the e_flags machine must be the target's, and every
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..memo import cached
+from .. import files as F
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
 from .elf import read_elf
@@ -178,7 +179,7 @@ def prepare(out_dir: str | Path, offload_archs: Sequence[str] | None = None, com
         raise UsageError("no CK Tile headers known for this compiler: pass --ck-include DIR (the directory holding ck_tile/)")
     _check_revision(data, inc)
     for rel in (EM.STATE_DIR, EM.OBJ_DIR, *(f"{EM.OBJ_DIR}/{EM.arch_id(a)}" for a in archs)):
-        M.check_subdir(root, rel)  # ninja writes there: a planted symlink leading elsewhere is refused, as emit does
+        F.check_subdir(root, rel)  # ninja writes there: a planted symlink leading elsewhere is refused, as emit does
     if archs != data.get("build_archs"):
         text = EM.render_build_ninja(EM.template_env(data.get("ck_api") or resolve_revision(None)),
                                      list(data["units"]), archs)
@@ -214,7 +215,7 @@ def build(out_dir: str | Path, jobs: int | None = None, offload_archs: Sequence[
     root = Path(out_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such directory (emit into it first: ckspace emit ... -o {root})")
-    with M.locked(root):
+    with F.locked(root):
         return _build_locked(root, jobs, offload_archs, compiler, launcher, ck_include, progress, log, env,
                              deadline, measure, isa, compile_timeout)
 

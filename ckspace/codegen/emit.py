@@ -17,7 +17,7 @@ Templates are chosen per CK API revision (templates/revisions.toml): `--ck-api 2
 own rule family (`ck-api-2025.11`), switched on with the revision, so the selection holds only kernels it can build.
 
 All writes go through `ckspace.codegen.manifest.Writer`: atomic, incremental, inside DIR only, stale files removed by the
-manifest (and its journal of the files an interrupted emit wrote) only. The directory is held (`manifest.locked`)
+manifest (and its journal of the files an interrupted emit wrote) only. The directory is held (`files.locked`)
 while emitting, and what a killed emit left half-written is swept first.
 """
 
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, SupportsInt,
 
 from ..errors import CkspaceError, DataError, UsageError
 from .ckapi import families_for_ck_api, resolve_revision, revisions, templates_dir
-from .manifest import WriteStats, Writer, digest, ensure_dir, locked, sweep_temporaries
+from ..files import ensure_dir, locked, sweep_temporaries
+from .manifest import WriteStats, Writer, digest
 from .units import VARIANT_ORDER, emit_order  # the order of the kernels in the files and the compile units
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -189,7 +190,7 @@ def emit(space, configs: Sequence[Mapping[str, object]], out_dir: str | Path, re
 
 def sweep_leftovers(root: Path) -> int:
     """Remove what a killed emit or build left half-written in `root`; return how many files. Call it holding
-    `manifest.locked(root)`, so that none of them is another run's work in progress."""
+    `files.locked(root)`, so that none of them is another run's work in progress."""
     removed = sweep_temporaries(root, (*EMITTED_DIRS, STATE_DIR))
     obj = root / OBJ_DIR
     if obj.is_dir() and not obj.is_symlink():  # (a planted symlink's target is not ckspace's to sweep)

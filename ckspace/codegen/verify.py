@@ -40,7 +40,7 @@ from . import build as B
 from .rusage import TIMEOUT_TEXT
 from . import isa
 from .emit import emit
-from .manifest import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
+from ..files import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
 
 RESULTS = "verify-results.json"
 RESULTS_VERSION = 2  # 2: the ISA has max_flat_workgroup_size (no-launch); older entries are compiled again

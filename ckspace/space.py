@@ -401,10 +401,12 @@ class Space(KernelSpace):
 
     # -- C++ ----------------------------------------------------------------------------------------------------
     def emit(self, configs: Iterable[Mapping[str, object]], out_dir: str | Path, *, revision: str | None = None,
-             chunk_size: int | None = None) -> "EmitResult":
+             chunk_size: int | None = None, selection: Mapping[str, object] | None = None) -> "EmitResult":
         """Write CK Tile C++ for configs (e.g. from select) into out_dir, as `ckspace emit` does: one header per
         kernel, compile units (by default at least 16 of at most 25 kernels, balanced by expected compile cost;
-        `chunk_size` sets them exactly), a manifest and a build.ninja for `ckspace build`. `revision` is the CK API (default the newest).
+        `chunk_size` sets them exactly), a manifest and a build.ninja for `ckspace build` (`ckspace.emitted`).
+        `revision` is the CK API (default the newest); `selection` is recorded in the manifest (what was asked
+        for). The result's `expected_seconds` is each unit's expected compile time on one core.
 
         >>> import tempfile
         >>> space = Space(arch="gfx950")
@@ -412,13 +414,19 @@ class Space(KernelSpace):
         ...     result = space.emit(space.select("tiny"), out)
         ...     (Path(out) / "build.ninja").is_file()
         True
-        >>> result.kernels, len(result.units)
-        (22, 16)
+        >>> result.kernels, len(result.units), len(result.expected_seconds)
+        (22, 16, 16)
         """
         from .codegen import emit as EM
-        from .codegen.units import balanced_units
+        from .codegen.units import DEFAULT_CHUNK_SIZE, balanced_units, unit_seconds
 
         chosen = [dict(c) for c in configs]
-        if chunk_size is not None:
-            return EM.emit(self, chosen, out_dir, revision=revision, chunk_size=chunk_size)
-        return EM.emit(self, chosen, out_dir, revision=revision, units=balanced_units(chosen, self.arch))
+        if chunk_size is not None:  # emit's own chunks, in the order given
+            units = [[str(c["name"]) for c in chosen[i:i + chunk_size]] for i in range(0, len(chosen), chunk_size)]
+            result = EM.emit(self, chosen, out_dir, revision=revision, chunk_size=chunk_size, selection=selection)
+        else:
+            units = balanced_units(chosen, self.arch)
+            result = EM.emit(self, chosen, out_dir, revision=revision, chunk_size=DEFAULT_CHUNK_SIZE,
+                             selection=selection, units=units)
+        result.expected_seconds = unit_seconds(chosen, self.arch, units)
+        return result

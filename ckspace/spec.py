@@ -122,6 +122,14 @@ def _spelling_data(constraints: str | None) -> "DataSet":
     return load(Path(constraints) if constraints else None)
 
 
+def api_revision(ck_api: str | None, ck_include: str | Path | None = None) -> str:
+    """The CK Tile API revision the C++ is written for: `ck_api` (default the newest; `auto` reads the headers of
+    `ck_include`)."""
+    from .codegen.ckapi import resolve_revision
+
+    return resolve_revision(ck_api, ck_include)
+
+
 def resolve_arch(arch: str) -> str:
     """`auto` as the local GPU's gfx name (one clear line where there is none); any other arch as it is."""
     if arch != "auto":

@@ -542,7 +542,10 @@ def test_cli_constants_match_the_modules():
     from ckspace.codegen import build as B
     from ckspace.cli import build as cli_build
 
-    assert cli_build.DEFAULT_CHUNK_SIZE == EM.DEFAULT_CHUNK_SIZE
+    from ckspace.codegen import units
+
+    assert cli_build.DEFAULT_CHUNK_SIZE == EM.DEFAULT_CHUNK_SIZE == units.DEFAULT_CHUNK_SIZE
+    assert cli_build.MIN_UNITS == units.MIN_UNITS
     assert cli_build.LAUNCHERS == B.LAUNCHERS
 
 

@@ -86,7 +86,9 @@ def test_a_trait_config_narrows_the_filters(tmp_path: Path) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
+    import ckspace.emitted
     import ckspace.spec
 
-    result = doctest.testmod(ckspace.spec, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 3 and result.failed == 0
+    for module in (ckspace.spec, ckspace.emitted):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted >= 3 and result.failed == 0, module.__name__

@@ -12,10 +12,16 @@ import sys
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import UsageError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..emitted import Emitted
+
 LAUNCHERS = ("ccache", "sccache", "distcc")  # = ckspace.codegen.build.LAUNCHERS (tests/test_emit.py checks)
-from ..codegen.units import DEFAULT_CHUNK_SIZE, MIN_UNITS, balanced_units, unit_seconds  # noqa: F401  (re-exported for tests)
+DEFAULT_CHUNK_SIZE = 25  # = ckspace.codegen.units.DEFAULT_CHUNK_SIZE (tests/test_emit.py checks)
+MIN_UNITS = 16  # = ckspace.codegen.units.MIN_UNITS (tests/test_emit.py checks)
 MAX_CHUNK_SIZE = 2000  # one unit of more instances than this needs tens of GB to compile
 DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 
@@ -98,11 +104,10 @@ def _console(stderr: bool = True):
 
 
 def cmd_emit(args: argparse.Namespace) -> int:
-    from ..codegen import archdetect
-    from ..codegen import ckapi
+    from ..spec import api_revision, resolve_arch
 
-    arch = archdetect.resolve(args.arch)
-    rev = ckapi.resolve_revision(args.ck_api, args.ck_include)
+    arch = resolve_arch(args.arch)
+    rev = api_revision(args.ck_api, args.ck_include)
     if args.chunk_size is not None and not 1 <= args.chunk_size <= MAX_CHUNK_SIZE:
         raise UsageError(f"--chunk-size must be between 1 and {MAX_CHUNK_SIZE}, not {args.chunk_size}")
     if not args.output.strip():
@@ -117,39 +122,28 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
 
 def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
-    from ..codegen import ckapi
-    from ..codegen import emit as EM
-    from ..space import Space
-
-    t0 = time.perf_counter()
-    from ..select.sets import is_selection
+    from ..spec import is_selection
     from .options import space_from_args
 
+    t0 = time.perf_counter()
     space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None)
     family = space.spec.toolchain_family
+    filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
     if not is_selection(args.set):  # count before listing: the open space would never finish
-        total = sum(space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where).values())
+        total = sum(space.count(**filters).values())
         if total > args.max_kernels:
             raise UsageError(f"the selection has {total:,} kernels, more than --max-kernels {args.max_kernels:,}; "
                              "narrow it (--set, --variant, --ndim, --dtype, --where) or raise --max-kernels")
-    configs = EM.select(space, args.set, args.variant, args.ndim, args.dtype, args.where)
+    configs = space.select(args.set or "full", **filters)
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules, "toolchain": family}
-    if args.chunk_size is not None:
-        units = [[str(c["name"]) for c in configs[i:i + args.chunk_size]]
-                 for i in range(0, len(configs), args.chunk_size)]  # emit's own chunks, to report their cost
-        result = EM.emit(space, configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
-    else:
-        units = balanced_units(configs, arch)
-        result = EM.emit(space, configs, args.output, revision=rev, chunk_size=DEFAULT_CHUNK_SIZE,
-                         selection=selection, units=units)
-    costs = unit_seconds(configs, arch, units)
+    result = space.emit(configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
     from . import output
 
     output.report_rejected(space)
     elapsed = time.perf_counter() - t0
     print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}{f', {family} on' if family else ''}) into {args.output}: "
-          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}{_expected(costs)}; "
+          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}{_expected(result.expected_seconds)}; "
           f"files {result.stats.summary()}; {elapsed:.1f}s")
     if result.stats.kept_edited:
         print(f"ckspace: note: kept {len(result.stats.kept_edited)} stale file(s) edited by hand, e.g. "
@@ -169,18 +163,14 @@ def _expected(costs: list[float]) -> str:
 MAX_INVALID_SHOWN = 50
 
 
-def _refuse_wrong_arch(root: Path, archs: list[str]) -> None:
+def _refuse_wrong_arch(tree: "Emitted", archs: list[str]) -> None:
     """Kernels emitted for one arch and compiled for another: the model says in a second which the other arch
     cannot build (one line each), before minutes of compiling fail."""
-    from ..codegen import archcheck
-    from ..codegen.manifest import require
-
-    manifest = require(root)
     bad = 0
     for arch in archs:
-        if arch == manifest["arch"]:
+        if arch == tree.arch:
             continue
-        invalid = archcheck.invalid_on(manifest, arch)
+        invalid = tree.invalid_on(arch)
         for name, verdict in invalid[:MAX_INVALID_SHOWN]:
             print(f"ckspace: error: {name} is not valid on {arch}: {verdict.rule}: {verdict.message}", file=sys.stderr)
         if len(invalid) > MAX_INVALID_SHOWN:
@@ -188,37 +178,29 @@ def _refuse_wrong_arch(root: Path, archs: list[str]) -> None:
                   file=sys.stderr)
         bad += len(invalid)
     if bad:
-        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {root} (emitted for {manifest['arch']}) "
-                         f"{'are' if bad != 1 else 'is'} not valid on {', '.join(a for a in archs if a != manifest['arch'])}; "
+        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {tree.root} (emitted for {tree.arch}) "
+                         f"{'are' if bad != 1 else 'is'} not valid on {', '.join(a for a in archs if a != tree.arch)}; "
                          "emit for that arch, or --force to compile anyway")
 
 
-def _refuse_known_failures(root: Path, archs: list[str] | None, compiler: str | None) -> None:
+def _refuse_known_failures(tree: "Emitted", archs: list[str] | None, compiler: str | None) -> None:
     """Kernels the compiler `build` will use is known not to build (its family toolchain-NAME, from `ckspace verify`):
     one line each, before the compile that would fail after minutes."""
-    from ..codegen import archcheck, toolchain
-    from ..codegen.manifest import require
-    from ..rules.data import load
-
-    manifest = require(root)
-    families = load().families
-    bad = 0
-    named = []
-    for arch in archs or manifest.get("build_archs") or [manifest["arch"]]:
-        family = "toolchain-" + toolchain.family_for(arch, compiler)
-        if family not in families:
-            continue
-        invalid = [(n, v) for n, v in archcheck.invalid_on(manifest, arch, families=(family,)) if v.family == family]
-        for name, verdict in invalid[:MAX_INVALID_SHOWN]:
-            print(f"ckspace: error: {name} does not build on {arch} with {family}: {verdict.rule}: {verdict.message}",
-                  file=sys.stderr)
-        if len(invalid) > MAX_INVALID_SHOWN:
-            print(f"ckspace: error: ... {len(invalid) - MAX_INVALID_SHOWN:,} more", file=sys.stderr)
-        bad += len(invalid)
-        named.append(family)
-    if bad:
-        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {root} {'are' if bad != 1 else 'is'} known not to "
-                         f"build with this compiler ({', '.join(sorted(set(named)))}); re-emit (emit leaves them out "
+    failures = tree.known_failures(archs, compiler)
+    shown: dict[str, int] = {}
+    for arch, name, verdict in failures:
+        shown[arch] = shown.get(arch, 0) + 1
+        if shown[arch] <= MAX_INVALID_SHOWN:
+            print(f"ckspace: error: {name} does not build on {arch} with {verdict.family}: {verdict.rule}: "
+                  f"{verdict.message}", file=sys.stderr)
+    for arch, n in shown.items():
+        if n > MAX_INVALID_SHOWN:
+            print(f"ckspace: error: ... {n - MAX_INVALID_SHOWN:,} more", file=sys.stderr)
+    if failures:
+        bad = len(failures)
+        named = sorted({v.family for _, _, v in failures})
+        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {tree.root} {'are' if bad != 1 else 'is'} known not to "
+                         f"build with this compiler ({', '.join(named)}); re-emit (emit leaves them out "
                          "with --toolchain auto), or --force to compile anyway")
 
 
@@ -226,20 +208,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from ..codegen import archdetect
-    from ..codegen import build as B
+    from ..emitted import Emitted
+    from ..spec import resolve_arch
 
     archs = None
     if args.offload_arch:
-        archs = [archdetect.resolve(a.strip()) for a in args.offload_arch.split(",") if a.strip()]
+        archs = [resolve_arch(a.strip()) for a in args.offload_arch.split(",") if a.strip()]
         if not archs:
             raise UsageError("--offload-arch: empty list")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("-j must be at least 1")
+    tree = Emitted(args.dir)
     if archs and not args.force:
-        _refuse_wrong_arch(Path(args.dir), archs)
+        _refuse_wrong_arch(tree, archs)
     if not args.force:
-        _refuse_known_failures(Path(args.dir), archs, args.compiler)
+        _refuse_known_failures(tree, archs, args.compiler)
     err = _console(stderr=True)
     progress = Progress(TextColumn("[bold]compile"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=False)
@@ -255,8 +238,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         err.print(f"[dim]{msg}[/dim]")
 
     with progress:
-        result = B.build(args.dir, jobs=args.jobs, offload_archs=archs, compiler=args.compiler,
-                         launcher=args.launcher, ck_include=args.ck_include, progress=on_progress, log=log)
+        result = tree.build(jobs=args.jobs, offload_archs=archs, compiler=args.compiler, launcher=args.launcher,
+                            ck_include=args.ck_include, progress=on_progress, log=log)
     out = _console(stderr=False)
     if result.failures:
         if out.is_terminal:
@@ -281,7 +264,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     ok = result.ok
     checked = ""
     if not result.failures and not args.no_check:
-        checks = B.check_objects(args.dir, result.archs)
+        checks = tree.check_objects(result.archs)
         bad = [c for c in checks if not c.ok]
         entries = sum(c.entry_points for c in checks)
         checked = f"; {len(checks)} objects checked ({entries} kernel entry points, ELF e_flags per arch)"

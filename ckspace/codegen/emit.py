@@ -86,37 +86,14 @@ def template_env(rev: str) -> "jinja2.Environment":
 # ---- the selection -------------------------------------------------------------------------------------------------
 def select(space: "KernelSpace", set_name: str | None = None, variant=None, ndim=None, dtype=None,
            where: str | None = None) -> list[dict]:
-    """The kernels to emit: a selection (`tiny`, `tests`: ckspace.select.sets) or the space's catalog, then the
-    filters."""
+    """The kernels to emit: a selection (`tiny`, `tests`, CK's procedures) or the space's catalog, filtered as
+    enumerate filters (ckspace.select.sets.selected_configs, the one place a selection is filtered)."""
     from ..select.sets import is_selection, selected_configs
 
     if not is_selection(set_name):
         return list(space.enumerate(variant=variant, ndim=ndim, dtype=dtype, where=where))
-
-    configs = [dict(c) for c in selected_configs(space, cast(str, set_name))[0]]  # a selection's name: not None
-    strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
-    node = space.parse_where(where)
-    from ..rules import expr as E
-    from ..rules.check import is_valid
-
-    out = []
-    for c in configs:
-        if (c["variant"], c["ndim"], c["dtype"]) not in strata:
-            continue
-        if node is not None:
-            try:
-                if not E.evaluate(node, c, space.model.resolve):
-                    continue
-            except KeyError:
-                continue
-        if not is_valid(space.model, c):  # e.g. a kernel the chosen CK API revision cannot build
-            continue
-        if "name" not in c:
-            from ..rules.names import format_name
-
-            c["name"] = format_name(c)
-        out.append(c)
-    return sorted(out, key=lambda c: c["name"])
+    configs, _ = selected_configs(space, cast(str, set_name), variant=variant, ndim=ndim, dtype=dtype, where=where)
+    return [dict(c) for c in configs]
 
 
 # ---- rendering -----------------------------------------------------------------------------------------------------
@@ -163,6 +140,7 @@ class EmitResult:
     units: list[str]
     stats: WriteStats
     seconds: dict[str, float] = field(default_factory=dict)
+    expected_seconds: list[float] = field(default_factory=list)  # each unit's expected compile time on one core
 
 
 def unit_name(i: int) -> str:

@@ -166,12 +166,29 @@ def selected_configs(space: "KernelSpace", set_name: str, *, objective_path: str
 
 def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, ndim, dtype,
               where: str | None) -> list[dict[str, object]]:
-    """A selection's kernels that the enumerate filters keep."""
-    if any(v is not None for v in (variant, ndim, dtype, where)):
-        keep = {str(c["name"]) for c in listed_configs(space, "the filtered space", variant=variant, ndim=ndim,
-                                                       dtype=dtype, where=where)}
-        configs = [c for c in configs if c["name"] in keep]
-    return configs
+    """A selection's kernels that the enumerate filters keep, each checked on its own (nothing is listed): its
+    stratum, the where filter (a field its kernel family lacks fails it), and the space's rules (a selection read
+    from a cache or chosen under other rules keeps only what this space accepts, e.g. under a CK API revision)."""
+    from ..rules import expr as E
+    from ..rules.check import is_valid
+    from ..rules.names import format_name
+
+    strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
+    node = space.parse_where(where)
+    out = []
+    for c in configs:
+        if (c["variant"], c["ndim"], c["dtype"]) not in strata:
+            continue
+        if node is not None:
+            try:
+                if not E.evaluate(node, c, space.model.resolve):
+                    continue
+            except KeyError:
+                continue
+        if not is_valid(space.model, c):
+            continue
+        out.append(c if "name" in c else {**c, "name": format_name(c)})
+    return sorted(out, key=lambda c: str(c["name"]))
 
 
 def procedure_configs(space: "KernelSpace", set_name: str) -> list[dict[str, object]]:

@@ -85,7 +85,7 @@ def test_each_transcribed_failure_is_rejected_by_its_fact():
 
 FACTS_WITH_TOOLCHAIN = combine_rules("-ck-curation,+toolchain-clang22", "2025.11")
 SUMMARY = DATA.parent.parent.parent / "constraints" / "evidence" / "audit.json"
-PRECISION_ROUNDS = ("3", "4")  # the rounds drawn from a space that holds today's (docs/audit.md)
+PRECISION_ROUNDS = ("6",)  # the rounds whose compiled draws are uniform draws of today's space (docs/audit.md)
 
 
 @functools.lru_cache(maxsize=None)
@@ -146,4 +146,4 @@ def test_every_accepted_draw_built():
     summary = json.loads(SUMMARY.read_text())
     for arch, s in summary["archs"].items():
         assert s["confusion"]["accepted_failed"] == 0, arch
-        assert s["uniform"]["built"] == s["uniform"]["compiled"] >= 25, arch
+        assert s["uniform"]["built"] == s["uniform"]["compiled"] >= 24, arch  # round 6: 24-60 per arch (docs/audit.md)

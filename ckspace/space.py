@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, cast
 
 from .errors import UsageError
 from .explain.result import SCHEMA_VERSION as EXPLAIN_SCHEMA  # the schema of explain's JSON (docs/explain-json.md)
@@ -30,7 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .spec import Spec
     from .codegen.emit import EmitResult
     from .explain.explainer import Explainer
+    from .codegen.audit import AuditReport
+    from .codegen.verify import VerifyResult
     from .rules.book import RuleBook
+    from .select.audit import AuditPlan
     from .rules.derived import Deriver, Row
     from .rules.data import Catalog
     from .select.coverage import Report
@@ -285,6 +288,19 @@ class Space(KernelSpace):
         return sample_set(self, set_name, n, seed, dims, objective=objective, stable_from=stable_from,
                           variant=variant, ndim=ndim, dtype=dtype, where=where)
 
+    def sample_from(self, configs: Sequence[Mapping[str, object]], n: int, *, seed: int | str = 0) -> list:
+        """n of `configs` drawn uniformly (over them sorted by name), reproducible by seed; all when fewer.
+
+        >>> space = Space(arch="gfx950")
+        >>> tiny = space.select("tiny")
+        >>> picked = space.sample_from(tiny, 3, seed=1)
+        >>> len(picked), all(c in tiny for c in picked), picked == space.sample_from(tiny, 3, seed=1)
+        (3, True, True)
+        """
+        from .select.sample import sample
+
+        return sample(list(configs), n, seed)
+
     # -- counting and listing -----------------------------------------------------------------------------------
     def may_be_open(self) -> bool:
         """Whether no catalog's curation is on (`rules="-ck-curation"`): then the space may be the open one, ~10^13
@@ -430,3 +446,67 @@ class Space(KernelSpace):
                              selection=selection, units=units)
         result.expected_seconds = unit_seconds(chosen, self.arch, units)
         return result
+
+    # -- the compiler as oracle ---------------------------------------------------------------------------------
+    def verify(self, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
+               unit_size: int = 1, jobs: int | None = None, budget: float | None = None,
+               compiler: str | None = None, ck_include: str | Path | None = None,
+               log: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
+               compile_timeout: float | None = None) -> "VerifyResult":
+        """Compile kernels device-only (units of `unit_size`, a failing unit bisected to its kernels) in `workdir`
+        (kept: a run resumes), read each object's ISA, and group the failures into proposed rules, as
+        `ckspace verify` does. A kernel without a matrix instruction is a failure (no-matrix)."""
+        from .codegen import verify as V
+
+        return V.verify(self, list(configs), Path(workdir), revision=revision, unit_size=unit_size, jobs=jobs,
+                        budget=budget, compiler=compiler, ck_include=None if ck_include is None else str(ck_include),
+                        log=log, warn=warn,
+                        compile_timeout=compile_timeout)
+
+    def cover(self, configs: Sequence[Mapping[str, object]], objective: str | Path = "tests") -> list:
+        """The fewest of `configs` covering every item of a coverage objective that they have (CP-SAT set
+        cover), in their order: what verify compiles by default.
+
+        >>> space = Space(arch="gfx950")
+        >>> tiny = space.select("tiny")
+        >>> len(space.cover(tiny, "tiny")) == len(tiny)  # tiny is already the fewest covering its objective
+        True
+        """
+        from .select import coverage, objectives
+        from .select.selection import solve_cover
+
+        chosen_from = list(configs)
+        obj = objectives.load(str(objective), self.data.fields)
+        chosen, _ = solve_cover(coverage.ItemIndex(obj, chosen_from), obj)
+        return [chosen_from[k] for k in sorted(chosen)]
+
+    def audit_plan(self, n: int, near: int, *, seed: int | str = 0, stratify: str | None = None,
+                   log: Callable[[str], None] | None = None, variant=None, ndim=None, dtype=None,
+                   where: str | None = None) -> "AuditPlan":
+        """The kernels of a fact audit (`verify --audit`): n drawn uniformly, n stratified by `stratify` (default
+        variant,ndim,dtype,tile,pipeline; "" for none), and up to `near` near misses of each fact rule, each draw
+        in a random order of its own."""
+        from .select import audit as P
+
+        dims = P.DEFAULT_STRATIFY if stratify is None else stratify
+        return P.draw(self, n, near, seed, dims, log=log,
+                      filters={"variant": variant, "ndim": ndim, "dtype": dtype, "where": where})
+
+    def audit_plan_of(self, lines: Sequence[str], label: str,
+                      configs: Mapping[str, Mapping[str, object]]) -> "AuditPlan":
+        """The plan a names file holds: its sections (`# audit:` lines), or for a plain list each kernel classed
+        by the fact rules it breaks here."""
+        from .select import audit as P
+
+        plan = P.parse(lines, label)
+        if plan is None:
+            plan = P.classify(self, list(configs), configs)
+        return plan
+
+    def audit(self, plan: "AuditPlan", result: "VerifyResult",
+              configs: Mapping[str, Mapping[str, object]]) -> "AuditReport":
+        """The audit of a compiled plan: each draw's precision, each rule's near misses that failed, the
+        confusion matrix (`.text(revision)`, `.markdown()`, `.to_json()`)."""
+        from .codegen import audit as A
+
+        return A.report(self, plan, result, configs)

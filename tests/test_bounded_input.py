@@ -157,7 +157,7 @@ def test_names_files_open_a_fifo_without_blocking(tmp_path: Path) -> None:
 
 _RECORD_CHILD = """
 import sys
-from ckspace.cli.verify import _record_file
+from ckspace.oracle import check_record_file as _record_file
 from ckspace.errors import CkspaceError
 try:
     _record_file(sys.argv[1])

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import DataError, UsageError
+from ..errors import UsageError
 
 DEFAULT_UNIT = 1
 MAX_UNIT = 64
@@ -105,13 +105,11 @@ def add_parser(sub) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..codegen import archdetect, ckapi
-    from ..codegen import verify as V
-    from ..select.sets import check_set
-    from ..space import Space
+    from .. import oracle
+    from ..spec import check_set, resolve_arch
     from .sets import parse_seed
 
-    arch = archdetect.resolve(args.arch)
+    arch = resolve_arch(args.arch)
     check_set(args.set)
     if not 1 <= args.unit_size <= MAX_UNIT:
         raise UsageError(f"--unit-size must be between 1 and {MAX_UNIT}, not {args.unit_size}")
@@ -127,7 +125,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-kernels must be at least 1, not {args.max_kernels}")
     seed = parse_seed(str(args.seed))
     _check_audit_options(args)
-    rev = _revision(args, ckapi)
+    rev = oracle.build_revision(args.ck_api, args.ck_include)
     from .options import space_from_args
 
     space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None, ck_config=None)
@@ -136,9 +134,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from ..files import check_inside, check_subdir, ensure_dir
 
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
-    check_subdir(workdir, V.WORK_DIR)  # and so does a planted DIR/work -> elsewhere (emit's check of every write)
-    check_inside(workdir, V.COMPILES_LOG)
-    record = _record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
+    check_subdir(workdir, oracle.WORK_DIR)  # and so does a planted DIR/work -> elsewhere (emit's check of every write)
+    check_inside(workdir, oracle.COMPILES_LOG)
+    record = oracle.check_record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.audit:
         return _audit(args, space, rev, seed, filters, workdir, record)
@@ -149,11 +147,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         configs = space.select(args.set, **filters)
     if args.sample is not None:
-        from ..select.sample import sample
-
-        configs = sample(configs, args.sample, seed)
+        configs = space.sample_from(configs, args.sample, seed=seed)
     elif not args.all and args.names is None:
-        configs = _covering(space, configs, args.objective)
+        configs = space.cover(configs, args.objective)
     if len(configs) > args.max_kernels:
         raise UsageError(f"{len(configs):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
                          "narrow the set, use --sample N, or raise --max-kernels")
@@ -163,16 +159,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
     log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}"
         f"{f', {family} on' if family else ''}) in {workdir}")
-    result = V.verify(space, configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
-                      budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
-                      warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
-                      compile_timeout=args.compile_timeout)
+    result = space.verify(configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
+                          budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
+                          warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                          compile_timeout=args.compile_timeout)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
     else:
         _print_text(result, rev, args.compiler)
     if record is not None:
-        written = _record(record, result, rev, args.compiler)
+        written = oracle.record_proposals(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
     return 0 if not (result.failed or result.no_matrix or result.no_launch or result.timed_out or result.stopped
                      or result.unexpressible) else 1
@@ -210,11 +206,9 @@ def _check_audit_options(args: argparse.Namespace) -> None:
 
 def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Path, record) -> int:
     """`verify --audit`: draw (or read) the plan, compile it, and report on the facts (ckspace.codegen.audit)."""
-    from ..codegen import audit as A
-    from ..codegen import verify as V
+    from .. import oracle
     from ..files import atomic_write
-    from ..select import audit as P
-    from ..select.selection import read_lines
+    from ..lines import read_lines
 
     err = _console()
     log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
@@ -223,15 +217,14 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
         plan_file = _writable_file(args.write_plan, "--write-plan")
     if args.names is not None:
         lines = read_lines(args.names, "--names")
-        plan = P.parse(lines, f"--names {args.names}")
         names = list(dict.fromkeys(name for line in lines if (name := line.split("#", 1)[0].strip())))
     else:
         n = AUDIT_SAMPLE if args.sample is None else args.sample
         near = n if args.near_misses is None else args.near_misses
-        stratify = P.DEFAULT_STRATIFY if args.stratify is None else ("" if args.stratify == "none" else args.stratify)
+        stratify = None if args.stratify is None else ("" if args.stratify == "none" else args.stratify)
         log(f"drawing the audit of {space.arch}: {n} uniform{', ' + str(n) + ' stratified' if stratify else ''}, "
             f"up to {near} near misses per fact rule (seed {seed})")
-        plan = P.draw(space, n, near, seed, stratify, log=log, filters=filters)
+        plan = space.audit_plan(n, near, seed=seed, stratify=stratify, log=log, **filters)
         names = plan.names()
     if len(names) > args.max_kernels:
         raise UsageError(f"{len(names):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
@@ -243,28 +236,28 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
         config = space.parse(name)
         config["name"] = name
         configs[name] = config
-    if plan is None:
-        plan = P.classify(space, names, configs)
+    if args.names is not None:
+        plan = space.audit_plan_of(lines, f"--names {args.names}", configs)
     if plan_file is not None:
         atomic_write(plan_file, plan.text().encode())
         print(f"{len(names)} kernel(s) in {len(plan.sections)} section(s) written to {args.write_plan}",
               file=sys.stderr)
         return 0
     log(f"auditing {len(names)} kernel(s) for {space.arch} (CK API {rev}) in {workdir}")
-    order = P.interleaved(plan)  # a budget that cuts the run leaves every section a share of its kernels
-    result = V.verify(space, [configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
-                      jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
-                      log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
-                      compile_timeout=args.compile_timeout)
-    rep = A.report(space, plan, result, configs)
+    order = plan.interleaved()  # a budget that cuts the run leaves every section a share of its kernels
+    result = space.verify([configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
+                          jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
+                          log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                          compile_timeout=args.compile_timeout)
+    rep = space.audit(plan, result, configs)
     if args.format == "json":
         print(json.dumps({"audit": rep.to_json(), "verify": result.to_json()}, indent=1))
     elif args.format == "markdown":
-        print(A.markdown(rep))
+        print(rep.markdown())
     else:
-        print(A.text(rep, rev))
+        print(rep.text(rev))
     if record is not None:
-        written = _record(record, result, rev, args.compiler)
+        written = oracle.record_proposals(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
     return 0 if rep.met else 1
 
@@ -287,10 +280,10 @@ def _named(space, path: str, rev: str) -> list[dict[str, object]]:
     rejects on the arch is compiled all the same, with a warning: verify tests the model as much as the compiler.
     Only the rules of the CK API revision's own families say what cannot be compiled at all (verify reports those
     kernels as unexpressible), so they are no reason for this warning."""
-    from ..codegen.ckapi import revisions
-    from ..select.selection import read_names
+    from ..lines import read_names
+    from ..oracle import revision_families
 
-    own = set(revisions()[1][rev].families)
+    own = revision_families(rev)
     names = read_names(path, "--names")
     configs, seen = [], set()
     for name in names:
@@ -307,98 +300,16 @@ def _named(space, path: str, rev: str) -> list[dict[str, object]]:
     return configs
 
 
-def _record_file(path: str) -> Path:
-    """--record FILE, checked before any compile: a TOML rule file (or none yet) in a writable directory."""
-    import os
-    from ..rules import schema
-
-    target = Path(path)
-    if target.is_dir():
-        raise UsageError(f"--record {path}: a directory; give a rule file (e.g. toolchain-clang22.toml)")
-    if target.exists():  # read as a data file: a regular file of bounded size (not /dev/zero, not a FIFO)
-        label = f"--record {schema.display(path)}"
-        try:
-            data = schema.parse_toml(schema.read_bytes(target, label), label)
-        except DataError as exc:
-            raise UsageError(f"{label}: not a readable TOML rule file ({str(exc).removeprefix(label + ': ')})") from None
-        if set(data) - {"rule"}:
-            raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, not {sorted(set(data) - {'rule'})}")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"--record {path}: {parent} is not a writable directory")
-    return target
-
-
-def _record(target: Path, result, rev: str, compiler: str | None) -> int:
-    """Append the proposals that have conditions to the rule file, numbered after the ones it holds (atomic)."""
-    import datetime
-    from ..rules import schema
-
-    from ..files import atomic_write
-
-    family = _family_name(compiler, result.arch)
-    label = f"--record {schema.display(target)}"
-    old = schema.read_bytes(target, label).decode("utf-8", errors="replace") if target.exists() else (
-        "# Proposed by `ckspace verify --record`: what the compiler could not build, with a reproducer each.\n"
-        "# Review each rule (its conditions come from a sample), then move the file under constraints/rules/.\n")
-    taken = {str(r.get("id")) for r in schema.parse_toml(old.encode("utf-8"), label).get("rule", [])}
-    blocks, index = [], 0
-    date = datetime.date.today().isoformat()
-    for p in result.proposals:
-        if not p.conditions:
-            continue
-        index += 1
-        while f"{family}.proposed-{index}" in taken:  # numbered after the rules the file already holds
-            index += 1
-        taken.add(f"{family}.proposed-{index}")
-        blocks.append(p.rule_text(family, index, result.arch, result.toolchain or (compiler or ""), rev, date))
-    if blocks:
-        atomic_write(target, (old.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n").encode())
-    return len(blocks)
-
-
-def _revision(args: argparse.Namespace, ckapi) -> str:
-    """The C++ revision: --ck-api, else the revision of the headers the build will use."""
-    if args.ck_api and args.ck_api != "auto":
-        return ckapi.resolve_revision(args.ck_api)
-    if args.ck_include:
-        return ckapi.resolve_revision("auto", args.ck_include)
-    from ..codegen import toolchain
-
-    found = toolchain.find_rocm() or toolchain.registry_toolchain()
-    if found is not None and found.ck_include is not None:
-        return ckapi.resolve_revision("auto", found.ck_include)
-    return ckapi.resolve_revision("2025.11")  # the CK Tile of the registry toolchain build sets up (amd-aiter)
-
-
 def _default_workdir(arch: str) -> Path:
     from ..cache import cache_dir
 
     return cache_dir() / "verify" / arch
 
 
-def _covering(space, configs, objective: str):
-    """The fewest of `configs` covering every item of the objective that they have (CP-SAT set cover)."""
-    from ..select import coverage, objectives
-    from ..select.selection import solve_cover
-
-    obj = objectives.load(objective, space.data.fields)
-    index = coverage.ItemIndex(obj, configs)
-    chosen, _ = solve_cover(index, obj)
-    return [configs[k] for k in sorted(chosen)]
-
-
 def _console():
     from .console import console
 
     return console(stderr=True)
-
-
-def _family_name(compiler: str | None, arch: str) -> str:
-    """The toolchain family a proposed rule belongs to: the family of the compiler verify used."""
-    from ..codegen import toolchain
-
-    return "toolchain-" + toolchain.family_for(arch, compiler)
 
 
 def _isa_line(k) -> str:
@@ -450,7 +361,7 @@ def _print_isa(result) -> None:
 
 
 def _print_text(result, rev: str, compiler: str | None = None) -> None:
-    from ..codegen.verify import STATUSES
+    from ..oracle import STATUSES
 
     counts = {s: sum(1 for k in result.kernels if k.status == s) for s in STATUSES}
     cached = sum(1 for k in result.kernels if k.cached)
@@ -484,7 +395,9 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
         if k.status == "unexpressible":
             print(f"  UNEXPRESSIBLE {k.name}: {k.error}")
     if result.proposals:
-        family = _family_name(compiler, result.arch)
+        from ..oracle import compiler_family
+
+        family = compiler_family(result.arch, compiler)
         print("\nproposed rules (the fewest field values all failures of one error share and no compiled kernel has):")
         for i, p in enumerate(result.proposals, 1):
             print(f"\n# {len(p.kernels)} kernel(s): {p.error}")

@@ -94,6 +94,14 @@ class AuditReport:
     def met(self) -> bool:
         return self.complete and not self.misses
 
+    def text(self, revision: str) -> str:
+        """The report as `verify --audit` prints it."""
+        return text(self, revision)
+
+    def markdown(self) -> str:
+        """The tables of docs/audit.md."""
+        return markdown(self)
+
     def to_json(self) -> dict[str, object]:
         return {"arch": self.arch, "toolchain": self.toolchain, "stopped": self.stopped or None,
                 "complete": self.complete, "met": self.met, "misses": self.misses,

@@ -40,6 +40,7 @@ from . import build as B
 from .rusage import TIMEOUT_TEXT
 from . import isa
 from .emit import emit
+from ..errors import DataError, UsageError
 from ..files import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
 
 RESULTS = "verify-results.json"
@@ -621,3 +622,59 @@ def _closest(passed: Sequence[Mapping[str, object]], conditions: Sequence[Condit
         return ""
     best = max(sorted(passed, key=lambda c: str(c["name"])), key=lambda c: sum(_holds(c, k) for k in conditions))
     return str(best["name"])
+
+
+# -- --record FILE: the proposals appended to a rule file -------------------------------------------------------
+def check_record_file(path: str) -> Path:
+    """--record FILE, checked before any compile: a TOML rule file (or none yet) in a writable directory."""
+    import os
+    from ..rules import schema
+
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--record {path}: a directory; give a rule file (e.g. toolchain-clang22.toml)")
+    if target.exists():  # read as a data file: a regular file of bounded size (not /dev/zero, not a FIFO)
+        label = f"--record {schema.display(path)}"
+        try:
+            data = schema.parse_toml(schema.read_bytes(target, label), label)
+        except DataError as exc:
+            raise UsageError(f"{label}: not a readable TOML rule file ({str(exc).removeprefix(label + ': ')})") from None
+        if set(data) - {"rule"}:
+            raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, not {sorted(set(data) - {'rule'})}")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"--record {path}: {parent} is not a writable directory")
+    return target
+
+
+def record(target: Path, result: VerifyResult, rev: str, compiler: str | None) -> int:
+    """Append the proposals that have conditions to the rule file, numbered after the ones it holds (atomic)."""
+    import datetime
+    from ..rules import schema
+
+    family = "toolchain-" + toolchain_family_for(result.arch, compiler)  # = ckspace.oracle.compiler_family
+    label = f"--record {schema.display(target)}"
+    old = schema.read_bytes(target, label).decode("utf-8", errors="replace") if target.exists() else (
+        "# Proposed by `ckspace verify --record`: what the compiler could not build, with a reproducer each.\n"
+        "# Review each rule (its conditions come from a sample), then move the file under constraints/rules/.\n")
+    taken = {str(r.get("id")) for r in schema.parse_toml(old.encode("utf-8"), label).get("rule", [])}
+    blocks, index = [], 0
+    date = datetime.date.today().isoformat()
+    for p in result.proposals:
+        if not p.conditions:
+            continue
+        index += 1
+        while f"{family}.proposed-{index}" in taken:  # numbered after the rules the file already holds
+            index += 1
+        taken.add(f"{family}.proposed-{index}")
+        blocks.append(p.rule_text(family, index, result.arch, result.toolchain or (compiler or ""), rev, date))
+    if blocks:
+        atomic_write(target, (old.rstrip("\n") + "\n\n" + "\n\n".join(blocks) + "\n").encode())
+    return len(blocks)
+
+
+def toolchain_family_for(arch: str, compiler: str | None) -> str:
+    """The name of the toolchain family a proposed rule belongs to: that of the compiler verify used."""
+    from . import toolchain
+
+    return toolchain.family_for(arch, compiler)

@@ -50,6 +50,10 @@ class AuditPlan:
         """Every kernel once, in the order of the sections."""
         return list(dict.fromkeys(n for s in self.sections for n in s.names))
 
+    def interleaved(self) -> list[str]:
+        """Every kernel once, the sections taken in turn (module function `interleaved`)."""
+        return interleaved(self)
+
     def text(self) -> str:
         lines = [f"# ckspace verify --audit plan{': ' + self.about if self.about else ''}",
                  "# one kernel name per line; the '# audit:' lines are its sections (verify --audit --names reads them)"]

@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence, cast
 
 from .errors import UsageError
-from .explain.result import SCHEMA_VERSION as EXPLAIN_SCHEMA  # the schema of explain's JSON (docs/explain-json.md)
-from .explain.result import Explanation
-from .rules.book import RuleDoc
 from .rules.check import domain_verdicts, violations
-from .rules.evidence import Audit
 from .rules.model import Stratum
 from .rules.verdict import Verdict
 from .solve.kernels import KernelSpace, Timings
@@ -30,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .spec import Spec
     from .codegen.emit import EmitResult
     from .explain.explainer import Explainer
+    from .explain.result import Explanation
+    from .rules.book import RuleDoc
+    from .rules.evidence import Audit
     from .codegen.audit import AuditReport
     from .codegen.verify import VerifyResult
     from .rules.book import RuleBook
@@ -41,6 +40,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Audit", "EXPLAIN_SCHEMA", "Explanation", "RuleDoc", "Space", "Stratum", "Timings",
            "Verdict"]
+
+# Loaded when first asked for: a listing (the common cold run) never needs them.
+_LAZY = {"EXPLAIN_SCHEMA": ("explain.result", "SCHEMA_VERSION"),  # the schema of explain's JSON (docs/explain-json.md)
+         "Explanation": ("explain.result", "Explanation"), "RuleDoc": ("rules.book", "RuleDoc"),
+         "Audit": ("rules.evidence", "Audit")}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Space(KernelSpace):

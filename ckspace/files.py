@@ -250,3 +250,19 @@ def sweep_temporaries(root: Path, folders: Iterable[str] = ("",)) -> int:
                 except OSError:
                     pass
     return removed
+
+
+def tree_digest(root: Path | None, pattern: str, limit: int, error: type[CkspaceError] = UsageError) -> str:
+    """A digest of every file under `root` matching `pattern` (its POSIX path relative to root and its bytes, in
+    sorted order; a missing root digests as empty): the rule data's identity for the result cache and for the kept
+    answers of the CLI. Each file is read with the bound `limit` (a FIFO or /dev/zero named *.toml is one error)."""
+    import hashlib
+
+    from .lines import read_bounded
+
+    h = hashlib.sha256()
+    if root is not None:
+        for path in sorted(p for p in root.rglob(pattern) if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            h.update(rel.encode() + b"\0" + read_bounded(path, limit, rel, regular_only=True, error=error) + b"\0")
+    return h.hexdigest()

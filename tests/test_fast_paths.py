@@ -457,3 +457,23 @@ def test_the_process_entry_defers_the_collector_and_the_library_does_not() -> No
     assert main(["enumerate", "--arch", "gfx950", "--variant", "bwd_data", "--dtype", "fp32", "--count",
                  "--no-cache"]) == 0
     assert gc.get_threshold() == before
+
+
+def test_the_kept_answers_and_the_cache_digest_the_rule_data_alike() -> None:
+    """One digest of the data files (ckspace.files.tree_digest), read with one bound, for the result cache and for
+    the CLI's kept answers (which load no rules, so they keep a copy of the bound)."""
+    from ckspace.cli import answers
+    from ckspace.paths import data_dir
+    from ckspace.rules import data as D
+    from ckspace.rules.schema import MAX_FILE_BYTES
+
+    assert answers.MAX_DATA_FILE == MAX_FILE_BYTES
+    root = data_dir("constraints", "fields.toml")
+    assert answers._tree_digest(root, "*.toml") == D.digest_dir(root)
+    # the oracle: the same digest written out by hand
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*.toml") if p.is_file()):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    assert D.digest_dir(root) == h.hexdigest()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Sequence
 
 from .. import cache
+from ..errors import CkspaceError
 
 KIND = "answer"
 MAX_KEPT_CHARS = 64 * 1024 * 1024  # a larger answer (an open-space listing) is streamed and not kept
@@ -65,13 +66,13 @@ def _options(argv: Sequence[str]) -> dict[str, list[str]] | None:
     return out
 
 
+MAX_DATA_FILE = 4 * 1024 * 1024  # = ckspace.rules.schema.MAX_FILE_BYTES (not imported: this path loads no rules)
+
+
 def _tree_digest(root: Path | None, pattern: str) -> str:
-    h = hashlib.sha256()
-    if root is not None:
-        for path in sorted(root.rglob(pattern)):
-            if path.is_file():
-                h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    from ..files import tree_digest
+
+    return tree_digest(root, pattern, MAX_DATA_FILE)
 
 
 def key(argv: Sequence[str]) -> str | None:
@@ -80,9 +81,12 @@ def key(argv: Sequence[str]) -> str | None:
         return None
     from ..paths import data_dir
 
-    inputs = {"argv": list(argv), "engine": cache.engine_digest(),
-              "constraints": _tree_digest(data_dir("constraints", "fields.toml"), "*.toml"),
-              "objectives": _tree_digest(data_dir("objectives", "tests.toml"), "*.toml")}
+    try:
+        inputs = {"argv": list(argv), "engine": cache.engine_digest(),
+                  "constraints": _tree_digest(data_dir("constraints", "fields.toml"), "*.toml"),
+                  "objectives": _tree_digest(data_dir("objectives", "tests.toml"), "*.toml")}
+    except CkspaceError:  # a data file that cannot be read: not kept; the run itself says what is wrong
+        return None
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 

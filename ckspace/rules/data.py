@@ -7,7 +7,6 @@ DataError line naming the file and the entry.
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,7 +21,7 @@ from ..errors import DataError, ExprError
 from ..paths import PACKAGE, data_dir
 from .data_schema import schema_for
 from .relation import Relation
-from .schema import load_toml, read_bytes
+from .schema import MAX_FILE_BYTES, load_toml
 
 
 def default_constraints_dir() -> Path:
@@ -36,13 +35,9 @@ def data_files(root: Path) -> list[Path]:
 
 def digest_dir(root: Path) -> str:
     """A digest of every data file (path and bytes): the cache key's view of the rules."""
-    h = hashlib.sha256()
-    for path in data_files(root):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(b"\0")
-        h.update(read_bytes(path, path.relative_to(root).as_posix()))
-        h.update(b"\0")
-    return h.hexdigest()
+    from ..files import tree_digest
+
+    return tree_digest(root, "*.toml", MAX_FILE_BYTES, DataError)
 
 
 def read_toml(path: Path, root: Path) -> dict[str, Any]:

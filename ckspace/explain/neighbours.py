@@ -34,7 +34,7 @@ from ..rules.check import breaks, domain_verdicts
 from ..rules.data import FieldDef, Rule
 from ..rules.model import Model, Stratum, kind_of_variant
 from ..rules.names import format_name
-from ..solve.cpsat import Compiler, Literal, new_variable, solve_stoppably
+from ..solve.cpsat import Compiler, LeanModel, Literal, new_variable, solve_stoppably
 from ..solve.folded import fold_constraints
 from .diff import changes_between
 from .result import Neighbour
@@ -46,16 +46,13 @@ W_WHEN_OFF = 5_000  # own_fix: among as few changes, meet the rule's requirement
 TIME_LIMIT = 10.0  # seconds per solve; hit only on pathological inputs, and then reported (optimal: false)
 
 
-def _params(solver: cp_model.CpSolver) -> None:
-    p = solver.parameters
-    p.num_workers = 1  # deterministic: one worker and a fixed seed give the same answer every run
-    p.random_seed = 0
-    # Measured with scripts/bench_explain.py-style batches (gfx950 and gfx942, curated and open): on these small,
-    # table-heavy models presolve and the LP relaxation cost more than they save; without them a question with
-    # three neighbours takes about 0.1 s instead of 0.2-0.3 s.
-    p.cp_model_presolve = False
-    p.linearization_level = 0
-    p.max_time_in_seconds = TIME_LIMIT
+def _solver() -> cp_model.CpSolver:
+    # Deterministic: one worker and a fixed seed (new_solver). Measured with scripts/bench_explain.py-style batches
+    # (gfx950 and gfx942, curated and open): on these small, table-heavy models presolve and the LP relaxation cost
+    # more than they save; without them a question with three neighbours takes about 0.1 s instead of 0.2-0.3 s.
+    from ..solve.cpsat import new_solver
+
+    return new_solver(cp_model_presolve=False, linearization_level=0, max_time_in_seconds=TIME_LIMIT)
 
 
 def distance(f: FieldDef, value: object, asked: object) -> int:
@@ -117,7 +114,7 @@ class NeighbourSearch:
         free = [f for f in model.fields(stratum.kind) if f.name not in consts]
         base = _Base(stratum, consts, free, None, {})
         if not infeasible:
-            cp = cp_model.CpModel()
+            cp = LeanModel()
             variables = {f.name: new_variable(cp, f) for f in free}
             compiler = Compiler(cp, model.data.fields, variables)
             for c in constraints:
@@ -174,8 +171,7 @@ class NeighbourSearch:
                     terms.append((lit, weight))
         if terms:
             cp.minimize(sum(weight * lit for lit, weight in terms))
-        solver = cp_model.CpSolver()
-        _params(solver)
+        solver = _solver()
         out: list[tuple[tuple, Neighbour]] = []
         named = [f for f in base.free if not f.derived]  # derived fields follow from these
         for _ in range(n):
@@ -263,7 +259,7 @@ def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
             return W_WHEN_OFF, {}  # the problem fields alone switched the rule off
         if isinstance(when, E.Const) and isinstance(require, E.Const):
             return (0, {}) if require.value else None
-        cp = cp_model.CpModel()
+        cp = LeanModel()
         variables = {f.name: new_variable(cp, f) for f in free}
         compiler = Compiler(cp, model.data.fields, variables)
         w = compiler.lit_term(when)
@@ -282,8 +278,7 @@ def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
         terms.append((off, W_WHEN_OFF))
     if terms:
         cp.minimize(sum(weight * lit for lit, weight in terms))
-    solver = cp_model.CpSolver()
-    _params(solver)
+    solver = _solver()
     try:
         if solve_stoppably(solver, cp) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None

@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Container, Iterable, Mapping, Sequence, cast
+from typing import Container, Iterable, Mapping, Sequence, cast
 
 from .. import cache
 from .coverage import ItemIndex
@@ -361,63 +361,56 @@ def solve_cover(index: ItemIndex, objective: Objective, prev: set[int] | None = 
 def _solve_part(kernels: list[int], of_kernel: Sequence[Sequence[int]], prev: set[int] | None,
                 objective: Objective, det_budget: float, deadline: float,
                 min_k: int | None, max_k: int | None) -> _Part:
-    from ortools.sat.python import cp_model
-
-    from ..solve.cpsat import solve_stoppably
+    from ..solve.cpsat import LeanModel, new_solver, solve_stoppably
 
     start = set(k for k in kernels if prev is not None and k in prev)
     greedy = _greedy(kernels, of_kernel, start)
     if min_k and len(greedy) < min_k:
         greedy |= set([k for k in kernels if k not in greedy][: min_k - len(greedy)])
-    # Any: the camelCase methods used below (NewBoolVar, AddBoolOr, ...) are installed per instance by setattr in
-    # CpModel.__init__, out of sight of OR-Tools' own annotations.
-    model: Any = cp_model.CpModel()
+    model = LeanModel()  # the snake_case API, as every CP-SAT model of ckspace
     pos = {k: j for j, k in enumerate(kernels)}
-    x = [model.NewBoolVar(f"k{k}") for k in kernels]
+    x = [model.new_bool_var(f"k{k}") for k in kernels]
     items: dict[int, list[int]] = {}
     for k in kernels:
         for i in of_kernel[k]:
             items.setdefault(i, []).append(pos[k])
     for i in sorted(items):
-        model.AddBoolOr([x[j] for j in items[i]])
+        model.add_bool_or([x[j] for j in items[i]])
     if min_k or max_k is not None:
-        model.AddLinearConstraint(sum(x), min_k or 0, max_k if max_k is not None else len(kernels))
+        model.add_linear_constraint(sum(x), min_k or 0, max_k if max_k is not None else len(kernels))
     if prev is None:
         if objective.minimize:
-            model.Minimize(sum(x))
+            model.minimize(sum(x))
     else:
         # Churn first, size second: an added kernel costs w + 1, a kept previous one 1 - w (dropping it costs w).
         w = len(of_kernel) + 1
         size_w = 1 if objective.minimize else 0
-        model.Minimize(sum((size_w - w if k in prev else size_w + w) * x[pos[k]] for k in kernels))
+        model.minimize(sum((size_w - w if k in prev else size_w + w) * x[pos[k]] for k in kernels))
     for k in kernels:
-        model.AddHint(x[pos[k]], k in greedy)
+        model.add_hint(x[pos[k]], k in greedy)
 
-    solver = cp_model.CpSolver()
+    solver = new_solver(workers=objective.workers, seed=objective.seed, linearization_level=2,
+                        max_deterministic_time=max(det_budget, 0.05),
+                        max_time_in_seconds=max(deadline - time.perf_counter(), 0.5))
     p = solver.parameters
-    p.num_workers = objective.workers
-    p.random_seed = objective.seed
-    p.linearization_level = 2
-    p.max_deterministic_time = max(det_budget, 0.05)
-    p.max_time_in_seconds = max(deadline - time.perf_counter(), 0.5)
     t0 = time.perf_counter()
     status = solve_stoppably(solver, model)
     wall = time.perf_counter() - t0
-    det = solver.ResponseProto().deterministic_time
-    name = solver.StatusName(status)
+    det = solver.response_proto.deterministic_time
+    name = solver.status_name(status)
     if name == "INFEASIBLE":
         return _Part(kernels, greedy, math.inf, "infeasible", det)
     stopped = None
     if name != "OPTIMAL":
         stopped = "time_limit" if wall >= p.max_time_in_seconds * 0.98 else "deterministic_time"
     if name in ("OPTIMAL", "FEASIBLE"):
-        chosen = {k for k in kernels if solver.BooleanValue(x[pos[k]])}
+        chosen = {k for k in kernels if solver.boolean_value(x[pos[k]])}
         has_obj = objective.minimize or prev is not None
-        bound = solver.BestObjectiveBound() if has_obj else 0.0
+        bound = solver.best_objective_bound if has_obj else 0.0
         if prev is None and not objective.minimize:
             bound = 0.0
         return _Part(kernels, chosen, bound, "optimal" if name == "OPTIMAL" else "feasible", det, stopped)
-    bound = solver.BestObjectiveBound() if (objective.minimize or prev is not None) else 0.0
+    bound = solver.best_objective_bound if (objective.minimize or prev is not None) else 0.0
     if not math.isfinite(bound):
         bound = 0.0
     return _Part(kernels, greedy, bound, "unknown", det, stopped)

@@ -324,10 +324,12 @@ def test_a_run_with_warnings_or_a_failure_keeps_nothing(tmp_path, monkeypatch, c
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_compiled_rules_evaluate_as_the_tree_walk_does(data) -> None:
-    """rules.closures (exact) against rules.expr.evaluate, for every rule of an arch on a config of the model's
-    domains: the same value, or the same kind of error."""
+    """The language's evaluator (compiled closures: rules.expr.evaluate, and compile_node's exact form that the
+    plain checks use) against an independent tree walk (tests/expr_oracle.py), for every rule of an arch on a config
+    of the model's domains: the same value, or the same kind of error."""
+    from expr_oracle import tree_walk
+
     from ckspace.rules import expr as E
-    from ckspace.rules.closures import compile_node
     from ckspace.rules.model import Model
 
     arch = data.draw(st.sampled_from(sorted(DATA.archs)))
@@ -339,12 +341,14 @@ def test_compiled_rules_evaluate_as_the_tree_walk_does(data) -> None:
     for rule in model.data.rules:
         for node in (rule.when, rule.require):
             outcomes = []
-            for fn in (lambda c, n=node: E.evaluate(n, c, model.resolve), compile_node(node, model.resolve, exact=True)):
+            for fn in (lambda c, n=node: tree_walk(n, c, model.resolve),
+                       lambda c, n=node: E.evaluate(n, c, model.resolve),
+                       E.compile_node(node, model.resolve, exact=True)):
                 try:
                     outcomes.append(("value", fn(cfg)))
                 except Exception as exc:  # noqa: BLE001 - the kind of error is what is compared
                     outcomes.append(("error", type(exc).__name__))
-            assert outcomes[0] == outcomes[1], (rule.id, outcomes)
+            assert outcomes[0] == outcomes[1] == outcomes[2], (rule.id, outcomes)
 
 
 _MODELS: dict = {}
@@ -477,3 +481,22 @@ def test_the_kept_answers_and_the_cache_digest_the_rule_data_alike() -> None:
     for path in sorted(p for p in root.rglob("*.toml") if p.is_file()):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     assert D.digest_dir(root) == h.hexdigest()
+
+
+def test_the_kept_answers_read_enumerates_options_as_argparse_does() -> None:
+    """answers' allow-list of options (read before argparse loads, to serve a kept answer) names options of
+    enumerate's parser, valued where the parser takes a value and flags where it takes none: the two readings of a
+    command line cannot drift apart."""
+    import argparse
+
+    from ckspace.cli import answers
+    from ckspace.cli.app import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    enumerate_parser = sub.choices["enumerate"]
+    by_option = {o: a for a in enumerate_parser._actions for o in a.option_strings}
+    for option in answers._VALUED:
+        assert option in by_option and by_option[option].nargs != 0, option
+    for option in answers._FLAGS:
+        assert option in by_option and by_option[option].nargs == 0, option
+    assert answers._FORMATS <= set(by_option["--format"].choices)

@@ -59,7 +59,7 @@ def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
         return False  # the rule reads a field this config does not have (the other kernel family)
 
 
-# (model, rule) -> closures (rules.closures)
+# (model, rule) -> closures (rules.expr.compile_node)
 _COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = memo("rules.check.compiled", {})
 
 
@@ -70,9 +70,9 @@ def _compiled(rule: Rule, model: Model) -> tuple:
     hit = _COMPILED.get(key)
     if hit is not None and hit[0] is model and hit[1] is rule:
         return hit[2]
-    from .closures import Unsupported, compile_node
+    from .expr import Unsupported, compile_node
 
-    # closures.Fn, or a lambda holding its node as a default argument (which a Fn context cannot type)
+    # expr.Fn, or a lambda holding its node as a default argument (which a Fn context cannot type)
     fns: tuple[Callable[..., object], Callable[..., object]]
     try:
         fns = (compile_node(rule.when, model.resolve, exact=True), compile_node(rule.require, model.resolve, exact=True))

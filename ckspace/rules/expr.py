@@ -19,9 +19,10 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Union
+from typing import Any, Callable, Iterator, Mapping, Union
 
 from ..errors import ExprError
+from ..memo import cached
 
 # Bounds on one expression. Shipped rules and formulas stay far below them (at most 359 characters, 58 nodes, 6
 # levels deep); they exist so that a hostile or mistyped --where fails with one line instead of a RecursionError,
@@ -383,50 +384,152 @@ Resolver = Callable[[tuple[str, ...]], object]
 
 
 def evaluate(node: Node, env: Mapping[str, object], resolve: Resolver) -> object:
-    """Evaluate `node` on one concrete config `env`; `resolve` maps a data reference to its value."""
+    """Evaluate `node` on one concrete config `env`; `resolve` maps a data reference to its value. The node is
+    compiled once to closures (compile_node, exact: these semantics and errors), kept per (node, resolver)."""
+    try:
+        fn = _evaluator(node, resolve)
+    except TypeError:  # a node holding an unhashable constant (a folded map): compiled for this call only
+        fn = compile_node(node, resolve, exact=True, lazy_refs=True)
+    return fn(env)
+
+
+@cached("rules.expr.evaluators", maxsize=8192)
+def _evaluator(node: Node, resolve: Resolver) -> "Fn":
+    return compile_node(node, resolve, exact=True, lazy_refs=True)
+
+
+# Rule expressions compiled to Python closures: the one evaluator of the language. The plain-Python join
+# (ckspace.solve.pysearch) checks thousands of partial assignments, and a batch of `explain` checks every rule on
+# seven archs for each name: walking the expression tree for each was most of their time.
+
+Fn = Callable[[Mapping[str, object]], object]
+
+
+class Unsupported(Exception):
+    """An expression with no plain-Python value here (a data reference without data), or, raised by the Python
+    join, a bag that is CP-SAT's."""
+
+
+def compile_node(node: Node, resolve: Callable[[tuple[str, ...]], object] | None = None,
+                 exact: bool = False, lazy_refs: bool = False) -> Fn:
+    """`node` as a function of an assignment: the language's semantics, those of `evaluate`. Data references are
+    resolved once, here (`resolve`; without one they are Unsupported), or with `lazy_refs` when reached (evaluate's
+    way: a reference in a branch not taken is never read). `exact` keeps the errors of arithmetic on non-integers
+    too; without it, integer arithmetic (all the type checker lets through) runs on Python's own operators."""
+    return _Compiler(resolve, exact, lazy_refs).fn(node)
+
+
+class _Compiler:
+    def __init__(self, resolve, exact: bool, lazy_refs: bool = False):
+        self.resolve = resolve
+        self.exact = exact
+        self.lazy_refs = lazy_refs
+
+    def fn(self, node: Node) -> Fn:
+        return _fn(self, node)
+
+
+def _fn(self: _Compiler, node: Node) -> Fn:
     t = type(node)
+    # Operand closures: the type checker has typed their values (integers wherever arithmetic or min/max applies),
+    # which Fn's `object` cannot say.
+    a: Callable[[Mapping[str, object]], Any]
+    b: Callable[[Mapping[str, object]], Any]
     if t is Const:
-        return node.value  # type: ignore[union-attr]
+        value = node.value  # type: ignore[union-attr]
+        return lambda env: value
     if t is Field:
-        return env[node.name]  # type: ignore[union-attr]
-    if t is Ref:
-        return resolve(node.path)  # type: ignore[union-attr]
-    if t is Index:
-        base = evaluate(node.base, env, resolve)  # type: ignore[union-attr]
-        key = evaluate(node.index, env, resolve)  # type: ignore[union-attr]
-        try:
-            return base[key]  # type: ignore[index]
-        except (KeyError, IndexError, TypeError):
-            return ()
+        name = node.name  # type: ignore[union-attr]
+        return lambda env: env[name]
     if t is Tup:
-        return tuple(evaluate(i, env, resolve) for i in node.items)  # type: ignore[union-attr]
+        items = [_fn(self, i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: tuple([f(env) for f in items])
     if t is BinOp:
-        a = evaluate(node.left, env, resolve)  # type: ignore[union-attr]
-        b = evaluate(node.right, env, resolve)  # type: ignore[union-attr]
-        return _binop(node.op, a, b)  # type: ignore[union-attr]
+        # The rules' arithmetic is on integers only (the type checker sees to it), so Python's operators agree with
+        # _binop; division and remainder keep its total semantics (x // 0 == 0, x % 0 == x).
+        a, b, op = _fn(self, node.left), _fn(self, node.right), node.op  # type: ignore[union-attr]
+        if self.exact:
+            binop = _binop
+            return lambda env: binop(op, a(env), b(env))
+        if op == "+":
+            return lambda env: a(env) + b(env)
+        if op == "-":
+            return lambda env: a(env) - b(env)
+        if op == "*":
+            return lambda env: a(env) * b(env)
+        if op == "//":
+            return lambda env: (a(env) // y) if (y := b(env)) else 0
+        if op == "%":
+            return lambda env: (a(env) % y) if (y := b(env)) else a(env)
+        binop = _binop
+        return lambda env: binop(op, a(env), b(env))
     if t is Neg:
-        return -evaluate(node.operand, env, resolve)  # type: ignore[operator,union-attr]
+        a = _fn(self, node.operand)  # type: ignore[union-attr]
+        return lambda env: -a(env)
     if t is Cmp:
-        a = evaluate(node.left, env, resolve)  # type: ignore[union-attr]
-        b = evaluate(node.right, env, resolve)  # type: ignore[union-attr]
-        return _compare(node.op, a, b)  # type: ignore[union-attr]
+        a, b, op = _fn(self, node.left), _fn(self, node.right), node.op  # type: ignore[union-attr]
+        if op == "==":
+            return lambda env: a(env) == b(env)
+        if op == "!=":
+            return lambda env: a(env) != b(env)
+        compare = _compare
+        return lambda env: compare(op, a(env), b(env))
     if t is In:
-        a = evaluate(node.left, env, resolve)  # type: ignore[union-attr]
-        b = evaluate(node.right, env, resolve)  # type: ignore[union-attr]
-        return contains(b, a) != node.negate  # type: ignore[union-attr]
+        return _membership(self, node)  # type: ignore[arg-type]
     if t is And:
-        return all(bool(evaluate(i, env, resolve)) for i in node.items)  # type: ignore[union-attr]
+        items = [_fn(self, i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: all(f(env) for f in items)
     if t is Or:
-        return any(bool(evaluate(i, env, resolve)) for i in node.items)  # type: ignore[union-attr]
+        items = [_fn(self, i) for i in node.items]  # type: ignore[union-attr]
+        return lambda env: any(f(env) for f in items)
     if t is Not:
-        return not evaluate(node.operand, env, resolve)  # type: ignore[union-attr]
+        a = _fn(self, node.operand)  # type: ignore[union-attr]
+        return lambda env: not a(env)
     if t is IfElse:
-        cond = evaluate(node.cond, env, resolve)  # type: ignore[union-attr]
-        return evaluate(node.then if cond else node.other, env, resolve)  # type: ignore[union-attr]
+        c, x, y = _fn(self, node.cond), _fn(self, node.then), _fn(self, node.other)  # type: ignore[union-attr]
+        return lambda env: x(env) if c(env) else y(env)
     if t is Call:
-        values = [evaluate(a, env, resolve) for a in node.args]  # type: ignore[union-attr]
-        return min(values) if node.fn == "min" else max(values)  # type: ignore[union-attr,type-var]
-    raise TypeError(f"not an expression node: {node!r}")
+        args = [_fn(self, a) for a in node.args]  # type: ignore[union-attr]
+        pick: Callable[[list[Any]], object] = min if node.fn == "min" else max  # type: ignore[union-attr]
+        return lambda env: pick([f(env) for f in args])
+    if t is Index:
+        base, key = _fn(self, node.base), _fn(self, node.index)  # type: ignore[union-attr]
+
+        def index(env: Mapping[str, object]) -> object:
+            try:
+                return base(env)[key(env)]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                return ()
+
+        return index
+    if t is Ref and self.resolve is not None:
+        resolve, path = self.resolve, node.path  # type: ignore[union-attr]
+        if self.lazy_refs:  # resolved when reached: a reference in a branch not taken is never read
+            return lambda env: resolve(path)
+        value = resolve(path)
+        return lambda env: value
+    raise Unsupported(f"no plain-Python value for {type(node).__name__}")  # a data reference without data
+
+
+def _membership(self: _Compiler, node: In) -> Fn:
+    item, negate = _fn(self, node.left), node.negate
+    if isinstance(node.right, Const):
+        collection = node.right.value
+        if getattr(collection, "contains", None) is None and isinstance(collection, (tuple, list, frozenset, set)):
+            rows = list(collection)
+            if rows and all(isinstance(r, (list, tuple)) for r in rows):
+                table = {tuple(r) for r in rows}  # contains: a tuple item against rows of tuples
+
+                def in_table(env: Mapping[str, object]) -> bool:
+                    v = item(env)
+                    found = (v in table) if isinstance(v, tuple) else (v in rows)
+                    return found != negate
+
+                return in_table
+            members = set(rows) if all(isinstance(r, (int, str, bool)) for r in rows) else rows
+            return lambda env: (item(env) in members) != negate
+    coll = _fn(self, node.right)
+    return lambda env: contains(coll(env), item(env)) != negate
 
 
 def _binop(op: str, a: object, b: object) -> object:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..rules import expr as E
-from ..rules.closures import compile_node
+from ..rules.expr import compile_node
 from . import implied
 from ..rules.data import FieldDef
 

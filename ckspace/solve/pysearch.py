@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Sequence
 
 from ..rules import expr as E
-from ..rules.closures import Unsupported, compile_node
+from ..rules.expr import Unsupported, compile_node
 from ..rules.data import FieldDef
 from . import implied
 

@@ -85,3 +85,32 @@ def test_merge_audit_adds_a_round_and_recomputes_the_verdicts(tmp_path: Path) ->
     assert summary["archs"]["gfx950"]["confusion"] == {"accepted_built": 1, "accepted_failed": 0,
                                                       "rejected_built": 0, "rejected_failed": 2}
     assert summary["rules"] == {"arch.tile-m-divisible": {"gfx950": {"compiled": 2, "failed": 2}}}
+
+
+def test_audit_plan_rest_keeps_the_sections_and_the_kernels_without_a_verdict(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "audit_plan_rest.py"
+    plan = tmp_path / "plan.txt"
+    text = ("# ckspace verify --audit plan: x\n# audit: uniform\n#   drawn from 10 kernel(s)\nk3\nk1\nk2\n"
+            "# audit: stratified variant\nk5\nk4\n")
+    plan.write_text(text)
+    run_a = tmp_path / "a.json"
+    run_a.write_text(json.dumps({"verify": {"kernels": [{"name": "k3", "status": "ok"},
+                                                        {"name": "k1", "status": "not-run"},
+                                                        {"name": "k5", "status": "failed"}]}}))
+    run_b = tmp_path / "b.json"
+    run_b.write_text(json.dumps({"verify": {"kernels": [{"name": "k1", "status": "timed-out"},
+                                                        {"name": "k4", "status": "no-matrix"}]}}))
+    out = tmp_path / "rest.txt"
+    done = subprocess.run([sys.executable, str(script), str(plan), str(run_a), str(run_b), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == ("# ckspace verify --audit plan: x\n# audit: uniform\n#   drawn from 10 kernel(s)\nk1\nk2\n"
+                               "# audit: stratified variant\n")
+    assert "3 of 5 kernel(s) have a verdict; 2 left" in done.stdout
+    same = subprocess.run([sys.executable, str(script), str(plan), str(run_a), "-o", str(plan)],
+                          capture_output=True, text=True)
+    assert same.returncode == 2 and plan.read_text() == text  # the plan itself is never overwritten

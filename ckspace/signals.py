@@ -24,6 +24,7 @@ import _thread
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -140,6 +141,8 @@ def stop_signals_raise() -> Iterator[None]:
         return
     previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if _replaceable(signum)}
     _pending = _raised = None
+    hook = sys.unraisablehook
+    sys.unraisablehook = _quiet_about_stops(hook)
     for signum in previous:
         signal.signal(signum, _raise_stop)
     try:
@@ -147,7 +150,22 @@ def stop_signals_raise() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = hook
         _pending = _raised = None  # a stop not acted on ends with the run (the caller's handlers are back)
+
+
+def _quiet_about_stops(hook: Callable) -> Callable:
+    """An unraisable-exception hook that says nothing of a stop Python dropped in a callback or a finalizer (an
+    import's module lock has one): the stop stays pending and its signal comes again (_lost), so the run still ends
+    with one line. Python would print it as "Exception ignored ... Traceback", on the stderr whose one line the
+    user reads. Anything else goes to `hook`."""
+
+    def quiet(unraisable) -> None:
+        if isinstance(unraisable.exc_value, (Interrupted, Terminated)):
+            return
+        hook(unraisable)
+
+    return quiet
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:

@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ckspace"
 # The layers, lowest first. Modules of one rank may import each other (no cycles); a lower rank never imports a
 # higher one. errors, cache, lines (bounded input), signals and the package itself are infrastructure every layer
 # may use.
-RANKS = {"rules": 0, "solve": 1, "select": 2, "explain": 2, "codegen": 2, "space": 3, "spec": 3, "emitted": 3, "oracle": 3, "cli": 4, "__main__": 5, "_entry": 5}  # the last two: the process entry points
+RANKS = {"rules": 0, "solve": 1, "select": 2, "explain": 2, "codegen": 2, "space": 3, "spec": 3, "emitted": 3,
+         "oracle": 3, "cli": 4, "__main__": 5, "_entry": 5}  # the last two: the process entry points
 INFRASTRUCTURE = {"errors", "cache", "files", "imports", "lines", "paths", "signals", "memo", "version", "__init__"}
 
 

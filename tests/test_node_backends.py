@@ -5,7 +5,9 @@ Back-ends: the evaluator (rules.expr.evaluate: compiled closures) and the join's
 without `exact`), constant folding with every field known (rules.expr.fold), CP-SAT (solve.cpsat.Compiler, every
 field fixed to the config's value) and the printer (rules.expr.show, read back by rules.expr.parse). For each node
 kind, the rules holding one are checked on configs drawn from the model's domains; the oracle is an independent tree
-walk (tests/expr_oracle.py), and for the printer the node itself.
+walk (tests/expr_oracle.py), and for the printer the node itself. The type checker (rules.typecheck) is the sixth:
+the type it infers for each node of the kind holds every value the tree walk gives that node, on every arch (an
+integer's range included).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ckspace.rules.model import Model, kind_of_variant
 DATA = load()
 ARCHS = ("gfx942", "gfx1201")  # a wave64 and a wave32 arch: their facts differ (warp tiles, LDS)
 KINDS = [t.__name__ for t in E.Node.__args__]  # type: ignore[attr-defined]
-BACKENDS = ("evaluate", "fast", "fold", "cpsat", "printer")
+BACKENDS = ("evaluate", "fast", "fold", "cpsat", "printer", "typecheck")
 CONFIGS_PER_RULE = 6
 
 
@@ -92,6 +94,9 @@ def test_each_backend_reads_each_node_kind_as_evaluate_does(kind: str, backend: 
                 assert _parse_back(E.show(node)) == node, (rule_id, part)
                 checked += 1
                 continue
+            if backend == "typecheck":
+                checked += _typed(kind, node, model, rule_id)
+                continue
             for cfg in _configs(model, rule_id, CONFIGS_PER_RULE, hash(arch) % 1000):
                 want = _outcome(lambda c: tree_walk(node, c, model.resolve), cfg)
                 if backend == "evaluate":
@@ -127,6 +132,50 @@ def test_each_backend_reads_each_node_kind_as_evaluate_does(kind: str, backend: 
                 assert got == want, (kind, backend, arch, rule_id, part, cfg)
                 checked += 1
     assert checked, f"no case of {kind} for {backend}"
+
+
+def _nodes_of(kind: str, node: E.Node) -> list[E.Node]:
+    out = [node] if type(node).__name__ == kind else []
+    for kid in E.children(node):
+        out += _nodes_of(kind, kid)
+    return out
+
+
+def _conforms(t, value: object) -> bool:
+    """Whether a value is one of type t (an integer within its range where the range is known)."""
+    from ckspace.rules import typecheck as T
+
+    if isinstance(t, T.BoolT):
+        return isinstance(value, bool)
+    if isinstance(t, T.IntT):
+        return (isinstance(value, int) and not isinstance(value, bool) and (t.lo is None or value >= t.lo)
+                and (t.hi is None or value <= t.hi))
+    if isinstance(t, T.StrT):
+        return isinstance(value, str)
+    if isinstance(t, T.TupleT):
+        return isinstance(value, tuple) and len(value) == len(t.items) and all(map(_conforms, t.items, value))
+    if isinstance(t, T.SeqT):
+        return isinstance(value, tuple) and all(_conforms(t.item, v) for v in value)
+    return True  # data of a type known per arch only (AnyT, tables, maps): checked again there
+
+
+def _typed(kind: str, node: E.Node, model: Model, rule_id: str) -> int:
+    """The checker's type of each node of `kind` in `node` against the tree walk's values on configs; the count."""
+    from ckspace.rules import data as D
+    from ckspace.rules import typecheck as T
+
+    formulas = {n: d.expr for n, d in DATA.derives.items()}
+    scope = T.Scope(DATA.fields, formulas, D._data_ref_type(DATA.archs, DATA.tables))  # as the loader builds it
+    T.check_condition(node, scope, rule_id)  # a rule's condition is Boolean
+    checked = 0
+    for sub in _nodes_of(kind, node):
+        t = T.check_value(sub, scope, rule_id)
+        for cfg in _configs(model, rule_id, CONFIGS_PER_RULE, 7):
+            got = _outcome(lambda c: tree_walk(sub, c, model.resolve), cfg)
+            if got[0] == "value":
+                assert _conforms(t, got[1]), (rule_id, E.show(sub), t, got[1])
+                checked += 1
+    return checked
 
 
 def _parse_back(source: str) -> E.Node:

@@ -108,8 +108,8 @@ def test_audit_plan_rest_keeps_the_sections_and_the_kernels_without_a_verdict(tm
     done = subprocess.run([sys.executable, str(script), str(plan), str(run_a), str(run_b), "-o", str(out)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert out.read_text() == ("# ckspace verify --audit plan: x\n# audit: uniform\n#   drawn from 10 kernel(s)\nk1\nk2\n"
-                               "# audit: stratified variant\n")
+    assert out.read_text() == ("# ckspace verify --audit plan: x\n# audit: uniform\n#   drawn from 10 kernel(s)\n"
+                               "k1\nk2\n# audit: stratified variant\n")
     assert "3 of 5 kernel(s) have a verdict; 2 left" in done.stdout
     same = subprocess.run([sys.executable, str(script), str(plan), str(run_a), "-o", str(plan)],
                           capture_output=True, text=True)

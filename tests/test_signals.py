@@ -594,3 +594,23 @@ def test_every_cp_sat_search_is_stoppable():
     solver = cp_model.CpSolver()
     assert solve_stoppably(solver, model) == cp_model.OPTIMAL
     assert solver.parameters.catch_sigint_signal is False
+
+
+def test_a_stop_python_drops_in_a_callback_prints_no_traceback(monkeypatch) -> None:
+    """Python reports an exception raised in a weakref callback or a finalizer through sys.unraisablehook ("Exception
+    ignored ... Traceback"). While the CLI runs, a dropped stop says nothing there (it comes again: one line at the
+    end); any other exception still reaches the hook it had; and the hook is back when the run ends."""
+    import types
+
+    from ckspace import signals as S
+
+    seen: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_value))
+    before = sys.unraisablehook
+    with S.stop_signals_raise():
+        for exc in (S.Interrupted(), S.Terminated(), ValueError("other")):
+            sys.unraisablehook(types.SimpleNamespace(exc_value=exc, exc_type=type(exc), exc_traceback=None,
+                                                     err_msg=None, object=None))
+    assert [type(e).__name__ for e in seen] == ["ValueError"]
+    assert sys.unraisablehook is before
+    S.acknowledge()

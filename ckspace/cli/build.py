@@ -143,7 +143,8 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     output.report_rejected(space)
     elapsed = time.perf_counter() - t0
     print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}{f', {family} on' if family else ''}) into {args.output}: "
-          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}{_expected(result.expected_seconds)}; "
+          f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}"
+          f"{_expected(result.expected_seconds)}; "
           f"files {result.stats.summary()}; {elapsed:.1f}s")
     if result.stats.kept_edited:
         print(f"ckspace: note: kept {len(result.stats.kept_edited)} stale file(s) edited by hand, e.g. "
@@ -199,8 +200,8 @@ def _refuse_known_failures(tree: "Emitted", archs: list[str] | None, compiler: s
     if failures:
         bad = len(failures)
         named = sorted({v.family for _, _, v in failures})
-        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {tree.root} {'are' if bad != 1 else 'is'} known not to "
-                         f"build with this compiler ({', '.join(named)}); re-emit (emit leaves them out "
+        raise UsageError(f"{bad:,} kernel{'s' if bad != 1 else ''} of {tree.root} {'are' if bad != 1 else 'is'} "
+                         f"known not to build with this compiler ({', '.join(named)}); re-emit (emit leaves them out "
                          "with --toolchain auto), or --force to compile anyway")
 
 

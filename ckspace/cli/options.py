@@ -102,7 +102,8 @@ def spec_from_args(args: argparse.Namespace, **changes: object) -> "Spec":
 
     values: dict[str, object] = dict(
         arch=args.arch, set_name=getattr(args, "set", None) or getattr(args, "set_name", None),
-        over=getattr(args, "over", None), ck_config=getattr(args, "ck_config", None), rules=getattr(args, "rules", None),
+        over=getattr(args, "over", None), ck_config=getattr(args, "ck_config", None),
+        rules=getattr(args, "rules", None),
         ck_api=getattr(args, "ck_api", None), ck_include=getattr(args, "ck_include", None),
         toolchain=getattr(args, "toolchain", None), compiler=getattr(args, "compiler", None),
         constraints_dir=getattr(args, "constraints", None), use_cache=not getattr(args, "no_cache", False))

@@ -136,7 +136,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     ensure_dir(workdir)  # an unwritable work directory fails before any solving
     check_subdir(workdir, oracle.WORK_DIR)  # and so does a planted DIR/work -> elsewhere (emit's check of every write)
     check_inside(workdir, oracle.COMPILES_LOG)
-    record = oracle.check_record_file(args.record) if args.record else None  # and so does a rule file that cannot take rules
+    # and so does a rule file that cannot take rules
+    record = oracle.check_record_file(args.record) if args.record else None
     filters = dict(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if args.audit:
         return _audit(args, space, rev, seed, filters, workdir, record)

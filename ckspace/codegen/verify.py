@@ -638,9 +638,11 @@ def check_record_file(path: str) -> Path:
         try:
             data = schema.parse_toml(schema.read_bytes(target, label), label)
         except DataError as exc:
-            raise UsageError(f"{label}: not a readable TOML rule file ({str(exc).removeprefix(label + ': ')})") from None
+            why = str(exc).removeprefix(label + ": ")
+            raise UsageError(f"{label}: not a readable TOML rule file ({why})") from None
         if set(data) - {"rule"}:
-            raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, not {sorted(set(data) - {'rule'})}")
+            raise UsageError(f"--record {path}: a rule file holds only [[rule]] tables, "
+                             f"not {sorted(set(data) - {'rule'})}")
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"--record {path}: {parent} is not a writable directory")

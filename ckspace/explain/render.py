@@ -88,7 +88,8 @@ def _derived_panel(console: "Console", exp: "Explanation") -> None:
     grid.add_column()
     for d in exp.derived:
         *conditions, formula = d.steps
-        grid.add_row(escape(d.field), escape(_value(d.value)), escape("; ".join(conditions) + (" → " if conditions else "") + formula))
+        working = "; ".join(conditions) + (" → " if conditions else "") + formula
+        grid.add_row(escape(d.field), escape(_value(d.value)), escape(working))
     facts = exp.arch_facts
     title = f"derived · {exp.arch}: warp size {facts.get('warp_size')}, LDS {facts.get('lds_bytes')} B"
     console.print(Panel(grid, title=escape(title), title_align="left", expand=False))
@@ -97,7 +98,8 @@ def _derived_panel(console: "Console", exp: "Explanation") -> None:
 def _neighbours(console: "Console", exp: "Explanation") -> None:
     search = exp.search
     console.print()
-    console.print(f"[bold]nearest valid kernels on {exp.arch}[/] (fewest changed fields; {escape(search.get('text', ''))}):")
+    console.print(f"[bold]nearest valid kernels on {exp.arch}[/] (fewest changed fields; "
+                  f"{escape(search.get('text', ''))}):")
     if not exp.neighbours:
         console.print("  none")
         return
@@ -107,7 +109,8 @@ def _neighbours(console: "Console", exp: "Explanation") -> None:
 
 def _catalog_neighbours(console: "Console", exp: "Explanation") -> None:
     console.print()
-    console.print(f"[bold]nearest catalog kernels on {exp.arch}[/] (fewest changed fields; same variant, ndim and dtype):")
+    console.print(f"[bold]nearest catalog kernels on {exp.arch}[/] (fewest changed fields; same variant, ndim and "
+                  "dtype):")
     if not exp.catalog_neighbours:
         console.print("  none: no catalog has a kernel of this variant, ndim and dtype here")
         return
@@ -117,11 +120,13 @@ def _catalog_neighbours(console: "Console", exp: "Explanation") -> None:
 
 def _neighbour(console: "Console", asked: str, index: int, nb, suffix: str = "") -> None:
     """One neighbour: its name with the changed parts highlighted, then the changes."""
-    parts = "".join(f"[bold yellow]{escape(t)}[/]" if changed else escape(t) for t, changed in name_diff(asked, nb.name))
+    parts = "".join(f"[bold yellow]{escape(t)}[/]" if changed else escape(t)
+                    for t, changed in name_diff(asked, nb.name))
     console.print(f"  {index}. {parts}{suffix}")
     changes = ", ".join(f"{c.field} {_value(c.before)} → {_value(c.after)}" for c in nb.changes)
     tail = "" if nb.optimal else " (search stopped at its time limit: maybe not the fewest)"
-    console.print(f"     [dim]{len(nb.changes)} change{'s' if len(nb.changes) != 1 else ''}:[/] {escape(changes)}{tail}")
+    plural = "s" if len(nb.changes) != 1 else ""
+    console.print(f"     [dim]{len(nb.changes)} change{plural}:[/] {escape(changes)}{tail}")
 
 
 def text(exp: "Explanation", width: int = 120) -> str:

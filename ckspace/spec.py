@@ -16,7 +16,6 @@ ckspace.rules.ckconfig.CkConfigError: nowhere.json: no such file or directory
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -58,7 +57,7 @@ class Spec:
     use_cache: bool = True
 
     def resolve(self) -> "Resolved":
-        """The values a Space is built from; a wrong value is one UsageError, before any model is built."""
+        """The values a Space is built from; a wrong value is one error line (a CkspaceError), before any model."""
         arch = resolve_arch(self.arch)
         catalog, set_name = catalog_for(self.set_name, self.over, self.ck_config, self.constraints_dir)
         rules, family = combined_rules(self.rules, self.ck_api, self.ck_include, self.toolchain, arch,
@@ -92,11 +91,6 @@ class Resolved:
     @property
     def filters(self) -> dict[str, object]:
         return {"variant": self.variant, "ndim": self.ndim, "dtype": self.dtype, "where": self.where}
-
-
-def replace(spec: Spec, **changes: object) -> Spec:
-    """The spec with some values changed (a Spec is frozen)."""
-    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
 
 
 # -- the parts ---------------------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ..errors import UsageError
@@ -53,16 +52,6 @@ def add_ck_api_options(p) -> None:
                    help="only kernels this compiler builds (its rule family toolchain-NAME, e.g. clang22); registry: "
                         "the compiler `build` sets up (clang 22 of the ziglang wheel, for every arch); auto: "
                         "the compiler `build` will use (ROCm's, else the registry's)")
-
-
-def rules_with_ck_api(args) -> str | None:
-    """`--rules` plus the rule families of `--ck-api` and `--toolchain` (unset, they leave --rules as it is)."""
-    from ..spec import combined_rules
-
-    rules, _ = combined_rules(args.rules, getattr(args, "ck_api", None), getattr(args, "ck_include", None),
-                              getattr(args, "toolchain", None), getattr(args, "arch", "gfx950"),
-                              getattr(args, "constraints", None))
-    return rules
 
 
 def add_trait_config_option(p: argparse.ArgumentParser) -> None:

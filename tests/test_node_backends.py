@@ -17,6 +17,7 @@ from collections import defaultdict
 
 import pytest
 from expr_oracle import tree_walk
+from test_rule_text import parse_back  # the printed text read back, the bound on a user's text lifted
 
 from ckspace.rules import expr as E
 from ckspace.rules.expr import compile_node
@@ -91,7 +92,7 @@ def test_each_backend_reads_each_node_kind_as_evaluate_does(kind: str, backend: 
         model = _model(arch)
         for rule_id, part, node in cases:
             if backend == "printer":
-                assert _parse_back(E.show(node)) == node, (rule_id, part)
+                assert parse_back(E.show(node)) == node, (rule_id, part)
                 checked += 1
                 continue
             if backend == "typecheck":
@@ -176,19 +177,6 @@ def _typed(kind: str, node: E.Node, model: Model, rule_id: str) -> int:
                 assert _conforms(t, got[1]), (rule_id, E.show(sub), t, got[1])
                 checked += 1
     return checked
-
-
-def _parse_back(source: str) -> E.Node:
-    """Printed text read back (a rule's node holds its derived fields expanded, so the bound on what a user may
-    write, MAX_SOURCE_CHARS, is lifted; the grammar is the same)."""
-    names = {**DATA.fields, **dict.fromkeys(DATA.derives)}
-    namespaces = {"arch", "ck", *(t.split(".")[0] for t in DATA.tables)}
-    limit = E.MAX_SOURCE_CHARS
-    E.MAX_SOURCE_CHARS = max(limit, len(source))
-    try:
-        return E.parse(source, names, namespaces)
-    finally:
-        E.MAX_SOURCE_CHARS = limit
 
 
 def _const(node: E.Node) -> object:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .rules.book import RuleDoc
     from .rules.evidence import Audit
     from .codegen.audit import AuditReport
+    from .codegen.hostcheck import HostLibrary
     from .codegen.verify import VerifyResult
     from .rules.book import RuleBook
     from .select.audit import AuditPlan
@@ -180,8 +181,15 @@ class Space(KernelSpace):
         from .explain.explainer import Explainer
 
         if self._explainer is None or self._explainer.select_sets != select_sets:
+            problem = self.spec.problem
+            ck_api = None
+            if problem is not None:
+                from .spec import api_revision
+
+                ck_api = api_revision(self.spec.spec.ck_api, self.spec.spec.ck_include)
             self._explainer = Explainer(self.arch, sorted(self.families), self.constraints_dir, data=self.data,
-                                        select_sets=select_sets, catalog=self.catalog.name)
+                                        select_sets=select_sets, catalog=self.catalog.name, problem=problem,
+                                        ck_api=ck_api)
         return self._explainer
 
     def rules(self) -> "RuleBook":
@@ -249,7 +257,7 @@ class Space(KernelSpace):
 
     def coverage(self, names: Iterable[str] | None = None, *, set_name: str | None = None,
                  objective: str | Path | None = None, stable_from: str | Path | None = None,
-                 source: str = "names") -> "Report":
+                 source: str = "names", where: str | None = None) -> "Report":
         """What a list of names (or a named set) covers of a coverage objective, and what it misses.
 
         >>> space = Space(arch="gfx950")
@@ -264,7 +272,7 @@ class Space(KernelSpace):
         from .select.sets import coverage_report
 
         return coverage_report(self, names=None if names is None else list(names), set_name=set_name,
-                               objective_path=objective, stable_from=stable_from, source=source)
+                               objective_path=objective, stable_from=stable_from, source=source, where=where)
 
     def sample(self, n: int, *, seed: int | str = 0, stratify: str | Sequence[str] | None = None,
                set_name: str = "full", objective: str | Path | None = None, stable_from: str | Path | None = None,
@@ -475,6 +483,15 @@ class Space(KernelSpace):
                         budget=budget, compiler=compiler, ck_include=None if ck_include is None else str(ck_include),
                         log=log, warn=warn,
                         compile_timeout=compile_timeout)
+
+    def host_check(self, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
+                   jobs: int | None = None, compiler: str | None = None) -> "HostLibrary":
+        """CK's own answer to "does this kernel run this problem": the kernels' emitted units (CK API `revision`)
+        compiled host-only with the build toolchain into workdir/host_check.so, whose `supports(kernel, problem)`
+        calls each unit's `<kernel>_is_supported` (ckspace.codegen.hostcheck)."""
+        from .codegen import hostcheck
+
+        return hostcheck.build(self, configs, workdir, revision=revision, jobs=jobs, compiler=compiler)
 
     def cover(self, configs: Sequence[Mapping[str, object]], objective: str | Path = "tests") -> list:
         """The fewest of `configs` covering every item of a coverage objective that they have (CP-SAT set

@@ -27,6 +27,7 @@ from .select.sets import (CK_PROCEDURES, SELECTED_SETS, WHOLE_SPACE, check_set, 
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rules.data import Catalog, DataSet
+    from .rules.problem import Problem
 
 CK_CONFIG = "ck-config"  # the catalog name of a user's CK JSON configs
 
@@ -53,6 +54,7 @@ class Spec:
     ndim: object = None
     dtype: object = None
     where: str | None = None
+    problem: "str | Problem | None" = None
     constraints_dir: str | Path | None = None
     use_cache: bool = True
 
@@ -68,7 +70,11 @@ class Spec:
             variant = variant if variant is not None else strata.get("variant")
             ndim = ndim if ndim is not None else strata.get("ndim")
             dtype = dtype if dtype is not None else strata.get("dtype")
-        return Resolved(self, arch, catalog, set_name, rules, family, variant, ndim, dtype, where)
+        problem = None
+        if self.problem is not None:
+            problem, where = problem_filter(self.problem, arch, self.ck_api, self.ck_include, self.constraints_dir,
+                                            where)
+        return Resolved(self, arch, catalog, set_name, rules, family, variant, ndim, dtype, where, problem)
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class Resolved:
     ndim: object
     dtype: object
     where: str | None
+    problem: "Problem | None" = None  # its support condition is and-ed into `where` already
 
     @property
     def filters(self) -> dict[str, object]:
@@ -234,3 +241,22 @@ def trait_filter(path: str | Path, constraints: str | Path | None,
     if trait is None:
         return where, strata
     return (trait if not where else f"({trait}) and ({where})"), strata
+
+
+def problem_filter(problem: "str | Problem", arch: str, ck_api: str | None, ck_include: str | Path | None,
+                   constraints: str | Path | None, where: str | None) -> tuple["Problem", str]:
+    """A convolution problem (CK's ConvParam order or keywords; a malformed or impossible one is one error line)
+    and `where` and-ed with the condition a kernel must meet to run it under the CK API revision's support rules
+    (constraints/support.toml; `ck_api` unset: the newest revision)."""
+    from .rules import support
+    from .rules.data import load
+    from .rules.problem import Problem, parse_problem
+
+    parsed = problem if isinstance(problem, Problem) else parse_problem(problem)
+    revision = api_revision(ck_api, ck_include)
+    data = load(Path(constraints) if constraints else None)
+    if arch not in data.archs:
+        raise UsageError(f"unknown arch {arch!r}; archs: {', '.join(sorted(data.archs))}")
+    text = support.where_text(support.rules_for(data, revision), parsed, data, arch)
+    return parsed, (text if not where else f"({where}) and ({text})")
+

@@ -15,8 +15,8 @@ from typing import NoReturn, Sequence
 
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, acknowledge, exit_status, stop_behind, stop_signals_raise
-from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
-                      refuse_empty, space_from_args)
+from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
+                      add_trait_config_option, refuse_empty, space_from_args)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--dtype", action="append", help="fp16, bf16, fp32 (repeat or comma-separate)")
     en.add_argument("--where", help="filter on fields, applied as solver constraints, e.g. \"tile_n >= 128 and pipeline == 'compv3'\"")
     add_trait_config_option(en)
+    add_problem_option(en)
     en.add_argument("--rules", help="switch rule families: +fam,-fam (default: arch, pipeline, ck-curation = full)")
     en.add_argument("--count", action="store_true", help="only count, per (variant, ndim, dtype)")
     en.add_argument("--count-by", metavar="FIELDS",
@@ -172,6 +173,11 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from .options import where_with_trait_config
 
         args.where = where_with_trait_config(args)
+    if getattr(args, "problem", None) is not None and args.command != "verify":  # (verify: once its revision is
+        # known) the kernels that run a problem: a --where, read before any work
+        from .options import where_with_problem
+
+        args.where = where_with_problem(args)
     if args.command == "enumerate":
         return answers.run_and_keep(words, lambda: cmd_enumerate(args, started))
     if args.command == "explain":

@@ -49,8 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ex.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
     ex.add_argument("--timings", action="store_true",
                     help="print where the time went (model, rules, catalogs, sets, neighbours, output) to stderr")
-    from .options import add_ck_api_options, add_ck_config_option
+    from .options import add_ck_api_options, add_ck_config_option, add_problem_option
 
+    add_problem_option(ex)
     add_ck_api_options(ex)
     add_ck_config_option(ex)
 

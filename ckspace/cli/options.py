@@ -21,7 +21,7 @@ LIST_OPTIONS = frozenset({"--variant", "--ndim", "--dtype", "--rules", "--count-
 OWN_CHECK = frozenset({"--arch"})  # its own error line names the archs: unknown arch ''
 NOUNS = {"FILE": "file name", "DIR": "directory", "FILE|DIR": "file or directory", "NAME|FILE": "name or file",
          "REV": "revision", "PATH": "path", "CATALOG": "catalog", "SET": "set", "LIST": "list", "NAME": "name",
-         "ID|FAMILY": "rule id or family", "where": "filter", "set": "set", "seed": "seed"}
+         "ID|FAMILY": "rule id or family", "where": "filter", "set": "set", "seed": "seed", "SPEC": "problem"}
 
 
 def refuse_empty(action: argparse.Action, value: object) -> None:
@@ -60,6 +60,25 @@ def add_trait_config_option(p: argparse.ArgumentParser) -> None:
                         "\"trait_config\": {\"pipeline\": {\"values\": [...]}, ...}}); and-ed with --where")
 
 
+def add_problem_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--problem", metavar="SPEC",
+                   help="only kernels that run this convolution problem (CK's IsSupportedArgument): CK's ConvParam "
+                        "order \"NDIM G N K C filter... input... strides... dilations... left-pads... right-pads...\" "
+                        "(e.g. \"2 1 32 128 64 3 3 28 28 1 1 1 1 1 1 1 1\") or keywords "
+                        "\"n=32,k=128,c=64,y=3,x=3,hi=28,wi=28,pad=1\"; k_batch=N after either; and-ed with --where")
+
+
+def where_with_problem(args: argparse.Namespace) -> str | None:
+    """--where and-ed with the condition a kernel must meet to run --problem SPEC (under --ck-api's revision, else
+    the newest); args.problem becomes the parsed problem."""
+    from ..spec import problem_filter
+
+    args.problem, where = problem_filter(args.problem, args.arch, getattr(args, "ck_api", None),
+                                         getattr(args, "ck_include", None),
+                                         getattr(args, "constraints", None), getattr(args, "where", None))
+    return where
+
+
 def where_with_trait_config(args: argparse.Namespace) -> str | None:
     """--where and-ed with the filter of --trait-config FILE (checked against the fields of --constraints); the
     config's variants, ndims and dtypes become --variant, --ndim and --dtype where those are not given."""
@@ -95,7 +114,8 @@ def spec_from_args(args: argparse.Namespace, **changes: object) -> "Spec":
         rules=getattr(args, "rules", None),
         ck_api=getattr(args, "ck_api", None), ck_include=getattr(args, "ck_include", None),
         toolchain=getattr(args, "toolchain", None), compiler=getattr(args, "compiler", None),
-        constraints_dir=getattr(args, "constraints", None), use_cache=not getattr(args, "no_cache", False))
+        constraints_dir=getattr(args, "constraints", None), use_cache=not getattr(args, "no_cache", False),
+        problem=getattr(args, "problem", None))
     values.update(changes)
     return Spec(**values)  # type: ignore[arg-type]
 

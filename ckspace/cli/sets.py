@@ -7,8 +7,8 @@ import sys
 
 from ..errors import UsageError
 from ..spec import SELECTED_SETS, WHOLE_SPACE, check_set, is_selection
-from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_trait_config_option,
-                      space_from_args)
+from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
+                      add_trait_config_option, space_from_args)
 
 
 def add_parsers(subparsers) -> None:
@@ -22,6 +22,7 @@ def add_parsers(subparsers) -> None:
     cov.add_argument("file", nargs="?", metavar="FILE",
                      help="a file of kernel names, one per line ('#' comments; '-' reads stdin); default: --set tests")
     cov.add_argument("--set", dest="set_name", metavar="SET", help="a set instead of a file: a catalog (full, ck-default, ck-rdna) or tests, tiny")
+    add_problem_option(cov)
     _common(cov)
     cov.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     cov.add_argument("--all", action="store_true", help="list every uncovered item in text output (default: 40 per goal)")
@@ -42,6 +43,7 @@ def add_parsers(subparsers) -> None:
     smp.add_argument("--dtype", action="append", help="only these dtypes")
     smp.add_argument("--where", help="only kernels matching this filter (rule language)")
     add_trait_config_option(smp)
+    add_problem_option(smp)
     _common(smp)
     smp.add_argument("--format", choices=FORMATS, help="output format (default: table on a terminal, names in a pipe)")
 
@@ -95,12 +97,14 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         what = f"the set {set_name}" + (f" under --rules {args.rules}" if args.rules else "")
         # the open space is counted first: one line, before any of it is listed
         names = [str(c["name"]) for c in listed_space.listed(what, hint=WHOLE_SPACE)]
-        report = space.coverage(names, objective=args.objective, source=f"set {set_name}")
+        report = space.coverage(names, objective=args.objective, source=f"set {set_name}",
+                                where=getattr(args, "where", None))
     else:
         space = space_from_args(args)
         names = read_names(args.file) if set_name is None else None
         report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
-                                source="stdin" if args.file == "-" else str(args.file))
+                                source="stdin" if args.file == "-" else str(args.file),
+                                where=getattr(args, "where", None))
     out = report.json() if args.format == "json" else report.text(0 if args.all else 40)
     sys.stdout.write(out)
     sys.stdout.flush()

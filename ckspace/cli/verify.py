@@ -23,7 +23,7 @@ DEFAULT_MAX_KERNELS = 5_000  # at ~15-30 s of one core per kernel, more is a job
 
 
 def add_parser(sub) -> None:
-    from .options import add_trait_config_option
+    from .options import add_problem_option, add_trait_config_option
 
     v = sub.add_parser("verify", help="compile a sample of a set and report per kernel (the compiler as the oracle)",
                        description="Compile kernels device-only with the build toolchain: a covering sample of a set "
@@ -58,6 +58,7 @@ def add_parser(sub) -> None:
     v.add_argument("--dtype", action="append", help="fp16, bf16, fp32")
     v.add_argument("--where", help="filter on fields, e.g. \"pipeline == 'compv3'\"")
     add_trait_config_option(v)
+    add_problem_option(v)
     v.add_argument("--rules", help="switch rule families: +fam,-fam")
     v.add_argument("--ck-api", default=None, metavar="REV",
                    help="CK Tile API revision of the C++ (default: the one the build toolchain's headers are)")
@@ -126,6 +127,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     seed = parse_seed(str(args.seed))
     _check_audit_options(args)
     rev = oracle.build_revision(args.ck_api, args.ck_include)
+    if args.problem is not None:  # the kernels that run it under the revision the C++ is written for
+        from ..spec import problem_filter
+
+        args.problem, args.where = problem_filter(args.problem, arch, rev, None, args.constraints, args.where)
     from .options import space_from_args
 
     space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None, ck_config=None)

@@ -31,6 +31,8 @@ from .result import CatalogNeighbour, Derived, Explanation, Neighbour, Note
 from .spelling import parse
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..rules.problem import Problem
+    from ..rules.support import SupportRule
     from .neighbours import NeighbourSearch
 
 KNOWN_ISSUES_FAMILY = "ck-known-issues"  # its breaks are warnings about kernels CK generates anyway
@@ -47,7 +49,8 @@ class Explainer:
 
     def __init__(self, arch: str = "gfx950", rules: str | Sequence[str] | None = None,
                  constraints_dir: str | Path | None = None, data: DataSet | None = None, select_sets: bool = False,
-                 catalog: "str | Catalog | None" = None):
+                 catalog: "str | Catalog | None" = None, problem: "Problem | None" = None,
+                 ck_api: str | None = None):
         self.constraints_dir = constraints_dir
         self.select_sets = select_sets  # select tests/tiny when they are not cached yet (seconds, once)
         self._set_members: dict[str, frozenset[str] | None] = {}
@@ -73,6 +76,17 @@ class Explainer:
         self._full_space = None
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
         self.timings: dict[str, float] = {}  # seconds per phase of every explanation so far (explain --timings)
+        # A convolution problem: a kernel must also run it (the support rules of the CK API revision `ck_api`), and
+        # the nearest kernels offered run it too.
+        self.problem = problem
+        self.ck_api = ck_api
+        self.support_rules: list[SupportRule] = []
+        self.problem_filter: E.Node | None = None
+        if problem is not None:
+            from ..rules import support
+
+            self.support_rules = support.rules_for(self.data, ck_api or api_default())
+            self.problem_filter = support.condition(self.support_rules, problem, self.data, arch)
 
     @contextmanager
     def _timed(self, phase: str) -> Iterator[None]:
@@ -107,13 +121,21 @@ class Explainer:
             unlisted = self._not_listed(cfg)
             if unlisted is not None:
                 reasons.append(unlisted)
-            valid = not any(r.enabled for r in reasons)
+            kernel_valid = not any(r.enabled for r in reasons)
+        unsupported: list[Verdict] = []
+        if self.problem is not None:
+            from ..rules import support
+
+            with self._timed("problem"):
+                unsupported = support.verdicts(self.support_rules, self.problem, cfg, self.model.resolve)
+        with self._timed("catalogs"):
+            valid = kernel_valid and not unsupported
             in_full = not any(r.family in self.default_families for r in reasons)
             catalogs = self._catalogs(cfg, reasons)
             open_ok = self._open_ok(reasons)
         # Other catalogs' rules say only whether the kernel is in them (the sets line), not why it is rejected here.
         others = curation_families(self.data) - set(self.families)
-        reasons = [r for r in reasons if r.family not in others]
+        reasons = [r for r in reasons if r.family not in others] + unsupported
         with self._timed("derived"):
             worked = derived(self.model, cfg) if derive else []
         with self._timed("sets"):
@@ -125,9 +147,17 @@ class Explainer:
                          for fname, fam in self.data.families.items()},
             arch_facts={k: self.data.archs[self.arch].get(k) for k in ("warp_size", "lds_bytes")},
         )
+        if self.problem is not None:
+            from ..rules import support
+
+            exp.problem = {"text": self.problem.text(), "ck_api": self.ck_api or api_default(),
+                           "runs": not unsupported}
+            exp.family_info[support.FAMILY] = {
+                "doc": f"does it run the problem {self.problem.text()} (CK's IsSupportedArgument, CK API "
+                       f"{self.ck_api or api_default()})", "default": False, "enabled": True}
         if unlisted is not None:  # a list names kernels whatever the arch: no other arch makes it listed
             exp.family_info[unlisted.family] = {"doc": unlisted.rationale, "default": False, "enabled": True}
-        elif not valid:
+        elif not kernel_valid:
             with self._timed("other archs"):
                 other_archs = [a for a in sorted(self.data.archs) if a != self.arch]
                 exp.valid_on = [a for a in other_archs if self._valid_on(a, cfg)]
@@ -143,7 +173,7 @@ class Explainer:
             if neighbours > 0:
                 with self._timed("neighbours"):
                     exp.catalog_neighbours = self.nearest_in_catalogs(cfg, neighbours)
-        if not valid and fixes:
+        if not kernel_valid and fixes:
             with self._timed("fixes"):
                 exp.reasons = [self._with_fix(r, cfg) for r in exp.reasons]
         if not valid and neighbours > 0:
@@ -155,7 +185,7 @@ class Explainer:
         """The nearest valid kernels of a rejected one: of a listed catalog's list, else of the facts' space."""
         cat = self.data.catalogs.get(self.catalog) if self.catalog else None
         if cat is not None and cat.listed:  # the nearest kernels its list names, not the facts' whole space
-            exp.neighbours = [nb for _, nb in self._nearest_listed(cat, cfg, neighbours)]
+            exp.neighbours = [nb for _, nb in self._nearest_listed(cat, cfg, neighbours, self.problem_filter)]
             exp.search = {"requested": neighbours, "found": len(exp.neighbours), "arch": self.arch,
                           "scope": "listed", "strata": [], "text": f"the kernels {cat.name} lists, same variant, "
                                                                   "ndim and dtype"}
@@ -163,12 +193,14 @@ class Explainer:
             found, search = self.searcher().nearest(cfg, neighbours)
             exp.neighbours = found
             exp.search = search
+        if self.problem is not None:
+            exp.search["text"] = f"{exp.search.get('text', '')}; each runs the problem"
 
     def searcher(self) -> NeighbourSearch:
         if self._search is None:
             from .neighbours import NeighbourSearch  # OR-Tools: only for rejected kernels
 
-            self._search = NeighbourSearch(self.model)
+            self._search = NeighbourSearch(self.model, () if self.problem_filter is None else (self.problem_filter,))
         return self._search
 
     def nearest_in_catalogs(self, cfg: Mapping[str, object], n: int) -> list[CatalogNeighbour]:
@@ -201,7 +233,8 @@ class Explainer:
         best = sorted(found.values(), key=lambda item: item[0])[:n]
         return [CatalogNeighbour(nb, tuple(cats)) for _, nb, cats in best]
 
-    def _nearest_listed(self, cat: Catalog, cfg: Mapping[str, object], n: int) -> list[tuple[tuple, Neighbour]]:
+    def _nearest_listed(self, cat: Catalog, cfg: Mapping[str, object], n: int,
+                        condition: E.Node | None = None) -> list[tuple[tuple, Neighbour]]:
         """The n kernels of a listed catalog nearest to `cfg` on this arch (same variant, ndim and dtype; fewest
         changed fields, then the smaller moves), by looking at each: a list has a few thousand at most."""
         from .diff import changes_between
@@ -226,6 +259,8 @@ class Explainer:
                 break
             if not key[0] or domain_verdicts(model, e.config) or violations(model, e.config):
                 continue  # the kernel itself, or one this arch's facts reject
+            if condition is not None and not E.evaluate(condition, e.config, model.resolve):
+                continue  # one that does not run the problem
             out.append((key, Neighbour(e.name, changes, True, key[1])))
         return out
 
@@ -351,7 +386,16 @@ class Explainer:
         """The sentences a person needs besides the rule list: optional families, arch policy, other archs."""
         notes: list[Note] = []
         fams = self.data.families
-        on = [r for r in exp.reasons if r.enabled]
+        from ..rules.support import FAMILY as SUPPORT
+
+        if exp.problem is not None and not exp.problem["runs"]:
+            failed = [r for r in exp.reasons if r.family == SUPPORT]
+            kernel_ok = all(not r.enabled for r in exp.reasons if r.family != SUPPORT)
+            notes.append(Note("does-not-run", (
+                f"{'a valid kernel, but it' if kernel_ok else 'it'} does not run the problem {exp.problem['text']}: "
+                f"{len(failed)} condition{'s' if len(failed) > 1 else ''} of CK's IsSupportedArgument (CK API "
+                f"{exp.problem['ck_api']}) fail{'' if len(failed) > 1 else 's'}")))
+        on = [r for r in exp.reasons if r.enabled and r.family != SUPPORT]
         off = [r for r in exp.reasons if not r.enabled]
         on_fams = list(dict.fromkeys(r.family for r in on))
         if exp.valid_on:

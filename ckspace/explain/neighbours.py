@@ -101,8 +101,9 @@ def _value_literals(cp: cp_model.CpModel, f: FieldDef, var: cp_model.IntVar) -> 
 class NeighbourSearch:
     """Nearest valid kernels under one model (arch and rule families). Strata models are kept for later names."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, filters: Sequence[E.Node] = ()):
         self.model = model
+        self.filters = tuple(filters)  # conditions a neighbour must meet besides the rules (a problem's support)
         self._bases: dict[Stratum, _Base] = {}
 
     def base(self, stratum: Stratum) -> _Base:
@@ -110,7 +111,13 @@ class NeighbourSearch:
         if hit is not None:
             return hit
         model = self.model
-        consts, constraints, infeasible = fold_constraints(model, stratum, model.rules_for(stratum.kind), [])
+        filters = [model.filter_for(f, stratum) for f in self.filters]
+        if any(f is None for f in filters):  # no kernel of the stratum meets a filter
+            base = _Base(stratum, stratum.constants(), [], None, {})
+            self._bases[stratum] = base
+            return base
+        consts, constraints, infeasible = fold_constraints(model, stratum, model.rules_for(stratum.kind),
+                                                           [f for f in filters if f is not None])
         free = [f for f in model.fields(stratum.kind) if f.name not in consts]
         base = _Base(stratum, consts, free, None, {})
         if not infeasible:
@@ -194,7 +201,9 @@ class NeighbourSearch:
 
     def _valid(self, full: Mapping[str, object]) -> bool:
         kind = kind_of_variant(str(full["variant"]))
-        return not domain_verdicts(self.model, full) and not any(breaks(r, full, self.model) for r in self.model.rules_for(kind))
+        if domain_verdicts(self.model, full) or any(breaks(r, full, self.model) for r in self.model.rules_for(kind)):
+            return False
+        return all(E.evaluate(f, full, self.model.resolve) for f in self.filters)
 
 
 def _value(solver: cp_model.CpSolver, base: _Base, f: FieldDef) -> object:

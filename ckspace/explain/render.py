@@ -32,6 +32,9 @@ def render(console: "Console", exp: "Explanation") -> None:
         console.print(f"[bold green]✓ valid[/] on {exp.arch} · rules {rules}")
     else:
         console.print(f"[bold red]✗ rejected[/] on {exp.arch} · rules {rules}")
+    if exp.problem is not None:
+        runs = "[green]✓ runs it[/]" if exp.problem["runs"] else "[red]✗ does not run it[/]"
+        console.print(f"problem {escape(exp.problem['text'])} (CK API {escape(exp.problem['ck_api'])}): {runs}")
     known = " · ".join(f"{k} {'✓' if v else '✗'}" for k, v in exp.sets.items() if v is not None)
     pending = ", ".join(k for k, v in exp.sets.items() if v is None)
     console.print(f"sets of {exp.arch}: {known}" + (

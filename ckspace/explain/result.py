@@ -71,6 +71,7 @@ class Explanation:
     search: dict[str, object] = field(default_factory=dict)
     family_info: dict[str, dict[str, object]] = field(default_factory=dict)  # doc, default, enabled per family
     arch_facts: dict[str, object] = field(default_factory=dict)  # warp_size, lds_bytes of the arch
+    problem: dict[str, object] | None = None  # explain --problem: its text, the CK API revision, whether it runs
 
     @property
     def kind(self) -> str:
@@ -125,6 +126,7 @@ class Explanation:
                 for n in self.neighbours
             ],
             "neighbour_search": dict(self.search),
+            "problem": None if self.problem is None else dict(self.problem),
             "catalog_neighbours": None if self.catalog_neighbours is None else [
                 {"name": c.neighbour.name, "catalogs": list(c.catalogs), "changed": len(c.neighbour.changes),
                  "changes": [{"field": ch.field, "from": ch.before, "to": ch.after} for ch in c.neighbour.changes]}

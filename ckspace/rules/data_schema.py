@@ -234,6 +234,23 @@ RULE = Table({
 }, required=("id", "family", "require", "message", "rationale", "source"))
 RULES_FILE = Table({"rule": ListOf(RULE, note_key="id")})
 
+# ---- support.toml: which kernels run a problem (ckspace.rules.support) ----------------------------------------------
+KERNEL_AND_PROBLEM = Table({"kernel": Str(nonblank=True), "problem": Str(nonblank=True), "arch": NAME},
+                           required=("kernel", "problem"))
+SUPPORT_RULE = Table({
+    "id": Str(pattern=r"support\.[a-z0-9][a-z0-9-]*", what="support.<name> (lower case, digits, dashes)"),
+    "ck_api": ListOf(Str(pattern=r"[0-9]{4}\.[0-9]{2}", what="a CK API revision such as 2025.11"), 1, unique=True),
+    "kind": ANY_KIND,
+    "when": Str(nonblank=True),
+    "require": Str(nonblank=True),
+    "message": Str(nonblank=True),
+    "rationale": Str(nonblank=True),
+    "source": Str(nonblank=True),
+    "reject": KERNEL_AND_PROBLEM,
+    "accept": KERNEL_AND_PROBLEM,
+}, required=("id", "ck_api", "require", "message", "rationale", "source", "reject", "accept"))
+SUPPORT_FILE = Table({"rule": ListOf(SUPPORT_RULE, note_key="id")}, required=("rule",))
+
 
 def schema_for(rel: str) -> Spec:
     """The schema of the data file at `rel` (relative to the constraints directory, with / separators)."""
@@ -245,6 +262,8 @@ def schema_for(rel: str) -> Spec:
         return FAMILIES_FILE
     if rel == "catalogs.toml":
         return CATALOGS_FILE
+    if rel == "support.toml":
+        return SUPPORT_FILE
     if top == "catalogs":
         return CONFIG_TABLES_FILE
     if top == "archs":

@@ -89,6 +89,7 @@ class Model:
         self._references_valid = False
         self._fields_of: dict[str, tuple[FieldDef, ...]] = {}
         self._curated: dict[str, Relation] | None = None
+        self._filters: dict[tuple[E.Node, Stratum], E.Node | None] = {}
 
     def _ck_relation(self, name: str) -> Relation:
         """CK's curation table `ck.<name>` on this arch: the build's (rules.compiled), else built here."""
@@ -151,6 +152,21 @@ class Model:
     def all_rules_for(self, kind: str) -> list[Rule]:
         """Every rule, enabled or not (explain reports optional families too)."""
         return self.derived_rules + [r for r in self.data.rules if r.applies_to(kind)]
+
+    def filter_for(self, node: E.Node, stratum: "Stratum") -> E.Node | None:
+        """A filter (--where, a problem's support condition) as it reads in one stratum: its variant, ndim and dtype
+        substituted, what holds trivially dropped. None when the stratum has no kernel that passes it: it folds to
+        false, or still reads a field this kernel family does not have (`variant == 'forward_depthwise' or
+        vec_a == 8` keeps the depthwise kernels; `vec_a == 8` alone does not)."""
+        key = (node, stratum)
+        if key not in self._filters:
+            folded = E.fold(node, stratum.constants(), self.resolve)
+            kind_fields = {f.name for f in self.fields(stratum.kind)}
+            if folded == E.Const(False) or not E.fields_of(folded) <= kind_fields:
+                self._filters[key] = None
+            else:
+                self._filters[key] = folded
+        return self._filters[key]
 
     @cached_property
     def scope(self) -> T.Scope:

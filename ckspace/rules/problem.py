@@ -27,6 +27,24 @@ FILTER_KEYS = {"d": "z", "h": "y", "w": "x"}  # CK's names of the filter lengths
 INPUT_KEYS = {"d": "di", "h": "hi", "w": "wi"}
 
 
+# What a support rule may read of a problem (`problem.NAME`), with what it means; Problem.values computes it.
+VOCABULARY: dict[str, str] = {
+    "ndim": "spatial dimensions (NDimSpatial)",
+    "g": "groups (G)", "n": "batch (N)", "k": "output channels per group (K)", "c": "input channels per group (C)",
+    "k_batch": "split-K batches",
+    "filter_1x1": "every filter length is 1", "filter_3x3": "every filter length is 3",
+    "stride_1": "every stride is 1", "dilation_1": "every dilation is 1",
+    "pad_0": "every left and right pad is 0", "pads_symmetric": "each dimension's left pad equals its right pad",
+    "filter_d": "filter depth (Z; 1 in 2D)", "filter_h": "filter height (Y)", "filter_w": "filter width (X)",
+    "stride_d": "stride along D (1 in 2D)", "stride_h": "stride along H", "stride_w": "stride along W",
+    "pad_h": "left pad along H", "pad_w": "left pad along W",
+    "output_h": "output height (Ho)", "output_w": "output width (Wo)",
+    "bwd_data_gemms": "GEMMs CK's backward-data kernel runs: the product over dimensions of "
+                      "min(stride / gcd(stride, dilation), filter)",
+    "bwd_weight_gemm_k": "the GEMM K of backward weight: N times the output lengths",
+}
+
+
 class ProblemError(UsageError):
     """A malformed or impossible convolution problem (exit 2, one line)."""
 
@@ -63,6 +81,28 @@ class Problem:
         if variant == "bwd_weight":
             return self.k, self.c * filt, self.n * out
         raise ProblemError(f"unknown variant {variant!r}")
+
+    def values(self) -> dict[str, int | bool]:
+        """The problem as support rules read it (`problem.NAME`, constraints/support.toml): see VOCABULARY."""
+        def spatial(lengths: tuple[int, ...]) -> tuple[int, int, int]:  # (d, h, w); a 2D problem's d is 1
+            return (1, *lengths) if len(lengths) == 2 else (lengths[0], lengths[1], lengths[2])
+
+        fd, fh, fw = spatial(self.filter)
+        sd, sh, sw = spatial(self.stride)
+        # CK's backward-data kernel runs one GEMM per "tilde" offset of each dimension: stride / gcd(stride,
+        # dilation) of them, of which those below the filter length hold any filter tap (gemm_count).
+        gemms = math.prod(min(s // math.gcd(s, d), f) for s, d, f in zip(self.stride, self.dilation, self.filter))
+        return {
+            "ndim": self.ndim, "g": self.g, "n": self.n, "k": self.k, "c": self.c, "k_batch": self.k_batch,
+            "filter_1x1": all(f == 1 for f in self.filter), "filter_3x3": all(f == 3 for f in self.filter),
+            "stride_1": all(s == 1 for s in self.stride), "dilation_1": all(d == 1 for d in self.dilation),
+            "pad_0": all(p == 0 for p in (*self.pad_left, *self.pad_right)),
+            "pads_symmetric": self.pad_left == self.pad_right,
+            "filter_d": fd, "filter_h": fh, "filter_w": fw, "stride_d": sd, "stride_h": sh, "stride_w": sw,
+            "pad_h": self.pad_left[-2], "pad_w": self.pad_left[-1],
+            "output_h": self.output[-2], "output_w": self.output[-1],
+            "bwd_data_gemms": gemms, "bwd_weight_gemm_k": self.gemm("bwd_weight")[2],
+        }
 
     def text(self) -> str:
         """CK's ConvParam order (what ckProfiler takes), with k_batch after it when it is not 1."""
@@ -165,3 +205,29 @@ def _checked(p: Problem) -> Problem:
                                f"filter {p.filter[i]}, dilation {p.dilation[i]}, pads {p.pad_left[i]}+"
                                f"{p.pad_right[i]}): the filter does not fit the padded input")
     return p
+
+
+# Values a random problem draws from: small, and on both sides of what the support rules test (vector widths,
+# merged groups, the filter and stride specializations, bwd_data's 128 GEMMs, split-K's limits).
+RANDOM_CHANNELS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 36, 48, 60, 64, 96, 128)
+RANDOM_GROUPS = (1, 2, 3, 4, 8, 16)
+RANDOM_FILTERS = (1, 1, 3, 3, 5, 2)
+RANDOM_STRIDES = (1, 1, 2, 3)
+RANDOM_K_BATCH = (1, 1, 2, 3, 4, 8)
+
+
+def random_problem(rng, ndim: int) -> Problem:
+    """A random valid problem of `ndim` spatial dimensions (rng: a random.Random), small enough to run in
+    milliseconds; now and then a large stride and filter (backward data's GEMM count) or a large k_batch."""
+    wide = rng.random() < 0.05
+    filt = tuple(rng.choice((12, 16)) if wide else rng.choice(RANDOM_FILTERS) for _ in range(ndim))
+    stride = tuple(rng.choice((11, 12)) if wide else rng.choice(RANDOM_STRIDES) for _ in range(ndim))
+    dilation = tuple(1 if wide or rng.random() < 0.8 else 2 for _ in range(ndim))
+    pad_left = tuple(0 if rng.random() < 0.5 else rng.choice((1, 2)) for _ in range(ndim))
+    pad_right = tuple(p if rng.random() < 0.8 else rng.choice((0, 1, 2)) for p in pad_left)
+    inp = tuple(max(d * (f - 1) + 1 - pl - pr, 1) + rng.choice((0, 1, 2, 5, 9)) for f, d, pl, pr in
+                zip(filt, dilation, pad_left, pad_right))
+    k_batch = rng.choice((129, 256)) if rng.random() < 0.02 else rng.choice(RANDOM_K_BATCH)
+    return _checked(Problem(ndim, rng.choice(RANDOM_GROUPS), rng.choice((1, 1, 2, 3, 4, 8)),
+                            rng.choice(RANDOM_CHANNELS), rng.choice(RANDOM_CHANNELS), filt, inp, stride, dilation,
+                            pad_left, pad_right, k_batch))

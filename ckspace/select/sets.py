@@ -12,7 +12,7 @@ from ..rules.names import parse_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..rules.data import DataSet
-    from ..rules.model import Model
+    from ..rules.model import Model, Stratum
     from ..solve.kernels import KernelSpace
     from . import coverage, objectives
     from .selection import Selection
@@ -173,15 +173,18 @@ def _filtered(space: "KernelSpace", configs: list[dict[str, object]], variant, n
     from ..rules.check import is_valid
     from ..rules.names import format_name
 
-    strata = {(s.variant, s.ndim, s.dtype) for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
+    strata: dict[tuple[object, object, object], Stratum] = {
+        (s.variant, s.ndim, s.dtype): s for s in space.strata(variant=variant, ndim=ndim, dtype=dtype)}
     node = space.parse_where(where)
     out = []
     for c in configs:
-        if (c["variant"], c["ndim"], c["dtype"]) not in strata:
+        stratum = strata.get((c["variant"], c["ndim"], c["dtype"]))
+        if stratum is None:
             continue
         if node is not None:
+            folded = space.model.filter_for(node, stratum)  # as enumerate reads it in that stratum
             try:
-                if not E.evaluate(node, c, space.model.resolve):
+                if folded is None or not E.evaluate(folded, c, space.model.resolve):
                     continue
             except KeyError:
                 continue
@@ -306,7 +309,7 @@ def selected_names(data: "DataSet", arch: str, families: Iterable[str], set_name
 
 def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set_name: str | None = None,
                     objective_path: str | Path | None = None, stable_from: str | Path | None = None,
-                    source: str = "names") -> "coverage.Report":
+                    source: str = "names", where: str | None = None) -> "coverage.Report":
     """The coverage of a list of names, or of a named set (tests when neither is given), against an objective
     (the set's own, or tests for a list): per dimension and pair, covered/total and the uncovered items; names that
     are not in full are listed with the first reason."""
@@ -338,10 +341,40 @@ def coverage_report(space: "KernelSpace", *, names: list[str] | None = None, set
         source = f"set {set_name}" + (f" (objective {objective.label()})" if objective_path else "")
     assert names is not None
     names = respelt(names, full_names)
+    if where:  # only the kernels the filter keeps (a problem's support condition: those that run it)
+        names = _passing(space, names, full_names, where)
+        source += " (filtered)"
     index = coverage.ItemIndex(objective, universe(space, objective))
     return coverage.build_report(index, space.arch, source, names, full_names,
                                  explain=lambda n: first_reason(space.model, n), selection=stats,
                                  real=lambda n: open_space_config(space, n))
+
+
+def _passing(space: "KernelSpace", names: list[str], configs: dict[str, dict[str, object]],
+             where: str) -> list[str]:
+    """The names whose kernels pass `where` as enumerate reads it in their stratum (a name that does not parse
+    stays: coverage reports it)."""
+    from ..rules import expr as E
+    from ..rules.model import Stratum
+
+    node = space.parse_where(where)
+    assert node is not None
+    out = []
+    for n in names:
+        cfg = configs.get(n)
+        if cfg is None:
+            try:
+                cfg = parse_name(n)
+            except CkspaceError:
+                out.append(n)
+                continue
+        folded = space.model.filter_for(node, Stratum(cfg["variant"], cfg["ndim"], cfg["dtype"]))  # type: ignore[arg-type]
+        try:
+            if folded is not None and E.evaluate(folded, cfg, space.model.resolve):
+                out.append(n)
+        except KeyError:
+            continue
+    return out
 
 
 def open_space_config(space: "KernelSpace", name: str) -> dict[str, object] | None:

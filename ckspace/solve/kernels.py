@@ -269,9 +269,12 @@ class KernelSpace:
     def _plan(self, st: Stratum, node: E.Node | None):
         from . import plan as solve
 
-        if node is not None and not E.fields_of(node) <= {f.name for f in self.model.fields(st.kind)}:
-            return None  # the filter reads fields this kernel family does not have
-        return solve.plan(self.model, st, [node] if node is not None else [])
+        if node is None:
+            return solve.plan(self.model, st, [])
+        folded = self.model.filter_for(node, st)
+        if folded is None:
+            return None  # no kernel of the stratum passes the filter (or it reads fields this family lacks)
+        return solve.plan(self.model, st, [folded] if folded != E.Const(True) else [])
 
     def _spelling(self, st: Stratum) -> dict[str, object]:
         """The catalog's spelling of the layout token (spec 12.2): ndhwgc or nhwgc for a 3D GEMM kernel."""

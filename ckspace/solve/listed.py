@@ -19,7 +19,7 @@ from ..rules import expr as E
 from ..rules.check import domain_verdicts, violations
 from ..rules.ckconfig import CkConfigError, Entry, Skipped, documents_from_table, entries_of, read_path
 from ..rules.data import Catalog, DataSet, read_toml
-from ..rules.model import Model, Stratum, kind_of_variant
+from ..rules.model import Model, Stratum
 from ..rules.verdict import Verdict
 
 
@@ -190,11 +190,11 @@ def kernels(model: Model, data: DataSet, catalog: Catalog, strata: Sequence[Stra
 
 
 def _passes(model: Model, where: E.Node, cfg: dict[str, object]) -> bool:
-    kind = kind_of_variant(str(cfg.get("variant")))
-    if not E.fields_of(where) <= {f.name for f in model.fields(kind)}:
-        return False  # the filter reads fields this kernel family does not have (as enumerate does)
+    node = model.filter_for(where, Stratum(cfg["variant"], cfg["ndim"], cfg["dtype"]))  # type: ignore[arg-type]
+    if node is None:
+        return False  # no kernel of its stratum passes (as enumerate solves it)
     try:
-        return bool(E.evaluate(where, cfg, model.resolve))
+        return bool(E.evaluate(node, cfg, model.resolve))
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return False
 

@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 VALID = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
 REJECTED = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_96x128x64_2x2x1_32x32x16_vec8_8_8"
 E = ["enumerate", "--arch", "gfx950"]
+PROBLEM = "2 1 32 128 64 3 3 28 28 1 1 1 1 1 1 1 1"  # issue 27's example
+PROBLEM_REFUSED = "2 1 32 36 60 3 3 28 28 1 1 1 1 1 1 1 1"  # C and K off the kernel's vectors: 3 rules broken
 
 
 def rows() -> list[tuple[str, list[str], str, float, str | None]]:
@@ -52,6 +54,10 @@ def rows() -> list[tuple[str, list[str], str, float, str | None]]:
         ("explain one rejected, 3 neighbours", ["explain", REJECTED, "--arch", "gfx950"], "cold", 0.8, None),
         ("explain - 1,000 names", ["explain", "-", "--arch", "gfx950"], "cold", 2.0, "names1000"),
         ("open-space --count gfx950", [*E, "--rules", "-ck-curation", "--count"], "cold", 3.0, None),
+        # issue 27: the kernels of full that run a problem, and why one kernel does not
+        ("enumerate gfx950 --problem", [*E, "--problem", PROBLEM], "cold", 0.5, None),
+        ("explain one name --problem", ["explain", VALID, "--arch", "gfx950", "--problem", PROBLEM_REFUSED], "cold",
+         0.3, None),
     ]
     return out
 

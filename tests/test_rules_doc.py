@@ -38,7 +38,9 @@ def test_json_lists_every_rule_with_its_rationale_and_source(capsys) -> None:
     assert set(files) <= set(shown)
     derives = tomllib.loads((ROOT / "constraints" / "fields.toml").read_text())["derive"]
     built_in = {f"model.derived-{name}" for name, spec in derives.items() if not spec.get("output_only")}
-    assert {i for i in shown if i not in files} == built_in == {"model.derived-layout"}
+    support = {r["id"] for r in tomllib.loads((ROOT / "constraints" / "support.toml").read_text())["rule"]}
+    assert support and all(shown[i]["family"] == "support" for i in support)
+    assert {i for i in shown if i not in files and i not in support} == built_in == {"model.derived-layout"}
     for rid, rule in files.items():
         assert shown[rid]["family"] == rule["family"]
         assert shown[rid]["rationale"] == rule["rationale"] and shown[rid]["rationale"]

@@ -219,3 +219,28 @@ def test_a_broken_support_file_is_one_line(tmp_path, edit, message):
     r = _cli("enumerate", "--arch", "gfx950", "--constraints", str(root), "--problem",
              "2 1 4 64 64 3 3 14 14 1 1 1 1 1 1 1 1")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_rules_shows_the_support_family_with_its_revisions():
+    r = _cli("rules", "support", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rules = S.load(_data())
+    assert len(doc["rules"]) == len(rules)
+    assert sum("2025.11" in r.ck_api for r in rules) == 15 and sum("2026.06" in r.ck_api for r in rules) == 29
+    assert {tuple(d["ck_api"]) for d in doc["rules"]} == {("2025.11",), ("2026.06",), ("2025.11", "2026.06")}
+    assert all("--problem" in d["rejects"][0] for d in doc["rules"])
+    assert "CK API:    2025.11, 2026.06" in _cli("rules", "support.c-vector-b").stdout
+
+
+def test_a_filter_is_read_per_stratum():
+    """`variant == 'forward_depthwise' or vec_a == 8` keeps the depthwise kernels (the filter holds for them
+    outright), `vec_a == 8` alone does not (they have no vec_a)."""
+    space = Space(arch="gfx950")
+    every = space.select("full")
+    both = {c["name"] for c in space.enumerate(where="variant == 'forward_depthwise' or vec_a == 8")}
+    assert both == {c["name"] for c in every if c["variant"] == "forward_depthwise" or c.get("vec_a") == 8}
+    gemm_only = {c["name"] for c in space.enumerate(where="vec_a == 8")}
+    assert gemm_only == {c["name"] for c in every if c["variant"] != "forward_depthwise" and c["vec_a"] == 8}
+    tests = space.select("tests", where="variant == 'forward_depthwise' or vec_a == 8")
+    assert any(c["variant"] == "forward_depthwise" for c in tests)

@@ -3,7 +3,8 @@
 A warm `ckspace enumerate --arch gfx950` would otherwise load the rule data, check the cached kernel list and
 format 14,048 names again, to print the bytes it printed last time. Here the bytes themselves are the cache entry
 (ckspace.cache: the same key discipline and checks), keyed by the command line and by digests of everything else
-the answer depends on: the engine's source, the rule data and the objectives. So a stale answer cannot be served.
+the answer depends on: the engine's source, the rule data, the objectives and the CK API revisions
+(templates/*.toml). So a stale answer cannot be served.
 
 Only a run that depends on nothing else is kept: `enumerate` with options from a fixed list (no files of the user's:
 no --ck-config, --objective, --stable-from, --trait-config, --constraints or -o), into a pipe or a file (a terminal
@@ -26,7 +27,7 @@ KIND = "answer"
 MAX_KEPT_CHARS = 64 * 1024 * 1024  # a larger answer (an open-space listing) is streamed and not kept
 
 _VALUED = {"--arch", "--set", "--variant", "--ndim", "--dtype", "--where", "--rules", "--count-by", "--format",
-           "--ck-api", "--over", "--toolchain"}
+           "--ck-api", "--over", "--toolchain", "--problem"}
 _FLAGS = {"--count"}
 _FORMATS = {"names", "json", "jsonl", "csv"}
 _NOT_CATALOGS = {"tests", "tiny"}  # coverage selections: their answer also depends on the solver's version
@@ -84,7 +85,9 @@ def key(argv: Sequence[str]) -> str | None:
     try:
         inputs = {"argv": list(argv), "engine": cache.engine_digest(),
                   "constraints": _tree_digest(data_dir("constraints", "fields.toml"), "*.toml"),
-                  "objectives": _tree_digest(data_dir("objectives", "tests.toml"), "*.toml")}
+                  "objectives": _tree_digest(data_dir("objectives", "tests.toml"), "*.toml"),
+                  # the CK API revisions (--ck-api's families, the default revision of --problem)
+                  "revisions": _tree_digest(data_dir("templates", "revisions.toml"), "*.toml")}
     except CkspaceError:  # a data file that cannot be read: not kept; the run itself says what is wrong
         return None
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()

@@ -84,6 +84,8 @@ def text(families: dict[str, tuple[str, bool]], docs: "list[RuleDoc]") -> str:
             if d.rationale:
                 out.append(f"    rationale: {d.rationale}")
             out.append(f"    source:    {d.source} ({d.file})")
+            if d.ck_api:
+                out.append(f"    CK API:    {', '.join(d.ck_api)}")
             for label, names in (("rejects", d.reject), ("accepts", d.accept)):
                 for name in names:
                     out.append(f"    {label}:   {name}" + (f" (on {d.example_arch})" if d.example_arch != "gfx950" else ""))
@@ -132,6 +134,8 @@ def markdown(families: dict[str, tuple[str, bool]], docs: "list[RuleDoc]", audit
             if d.rationale:
                 out.append(f"- rationale: {d.rationale}")
             out.append(f"- source: {d.source} ({d.file})")
+            if d.ck_api:
+                out.append(f"- CK API: {', '.join(d.ck_api)}")
             where = f" (on {d.example_arch})" if d.example_arch != "gfx950" else ""
             out += [f"- rejects{where}: `{n}`" for n in d.reject]
             out += [f"- accepts{where}: `{n}`" for n in d.accept]

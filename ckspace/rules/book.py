@@ -28,6 +28,7 @@ class RuleDoc:
     example_arch: str
     audited: bool = False  # a fact or naming rule: verify --audit compiles its near misses
     near_misses: tuple[tuple[str, Count], ...] = ()  # (arch, compiled and failed) of the audit summary
+    ck_api: tuple[str, ...] = ()  # a support rule: the CK API revisions it holds in
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -36,6 +37,8 @@ class RuleDoc:
             "rejects": list(self.reject), "accepts": list(self.accept), "example_arch": self.example_arch}
         if self.audited:
             out["near_misses"] = {a: {"compiled": c.compiled, "failed": c.failed} for a, c in self.near_misses}
+        if self.ck_api:
+            out["ck_api"] = list(self.ck_api)
         return out
 
     def audit_text(self) -> str:
@@ -70,4 +73,25 @@ def rule_book(data: DataSet, root: Path, arch: str = "gfx950") -> RuleBook:
                     tuple(r.reject), tuple(r.accept), r.example_arch, audit is not None and r.family in audited,
                     tuple(audit.near_misses(r.id).items()) if audit is not None else ())
             for r in (*model.derived_rules, *data.rules)]
+    docs += _support_docs(data, families)
     return RuleBook(families, docs, audit)
+
+
+def _support_docs(data: DataSet, families: dict[str, tuple[str, bool]]) -> list[RuleDoc]:
+    """The support rules (constraints/support.toml) as documentation, in the family `support`; an example names its
+    problem (and its arch where that is not gfx950) as the command line asks for it."""
+    from . import support
+
+    rules = support.load(data)
+    if not rules:
+        return []
+    families[support.FAMILY] = (
+        "which kernels run a convolution problem: CK's IsSupportedArgument per CK API revision (constraints/"
+        "support.toml); applied by --problem (enumerate, sample, coverage, verify, explain)", False)
+
+    def example(kernel: str, problem: str, arch: str) -> str:
+        return f'{kernel} --problem "{problem}"' + (f" --arch {arch}" if arch != support.EXAMPLE_ARCH else "")
+
+    return [RuleDoc(r.id, support.FAMILY, r.kind, r.when_text, r.require_text, r.message, r.rationale, r.source,
+                    support.FILE, (example(*r.reject),), (example(*r.accept),), support.EXAMPLE_ARCH,
+                    ck_api=r.ck_api) for r in rules]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .rules.evidence import Audit
     from .codegen.audit import AuditReport
     from .codegen.hostcheck import HostLibrary
+    from .select.problems import ProblemSet
     from .codegen.verify import VerifyResult
     from .rules.book import RuleBook
     from .select.audit import AuditPlan
@@ -483,6 +484,23 @@ class Space(KernelSpace):
                         budget=budget, compiler=compiler, ck_include=None if ck_include is None else str(ck_include),
                         log=log, warn=warn,
                         compile_timeout=compile_timeout)
+
+    def problems(self, set_name: str = "tests", *, variant=None, ndim=None, dtype=None, where: str | None = None,
+                 seed: int = 0, time_limit: float = 30.0) -> "ProblemSet":
+        """Test problems for every kernel of a set (`ckspace problems`): the fewest small problems such that every
+        kernel runs one and each stratum's problem features are covered, under the support rules of the space's CK
+        API revision (ckspace.select.problems).
+
+        >>> result = Space(arch="gfx942", ck_api="2025.11").problems("tiny")
+        >>> result.kernels_run == result.kernels, result.items_covered == result.items
+        (True, True)
+        """
+        from .select.problems import select_problems
+        from .spec import api_revision
+
+        kernels = self.select(set_name, variant=variant, ndim=ndim, dtype=dtype, where=where)
+        revision = api_revision(self.spec.spec.ck_api, self.spec.spec.ck_include)
+        return select_problems(self, kernels, set_name, revision, seed=seed, time_limit=time_limit)
 
     def host_check(self, configs: Sequence[Mapping[str, object]], workdir: str | Path, *, revision: str,
                    jobs: int | None = None, compiler: str | None = None) -> "HostLibrary":

@@ -34,6 +34,7 @@ BASE = {
     "verify": ["--arch", "gfx950"],
     "rules": [],
     "fields": [],
+    "problems": ["--arch", "gfx942", "--set", "tiny", "--ck-api", "2025.11"],
 }
 LISTS = {"--variant", "--ndim", "--dtype", "--rules", "--count-by", "--stratify", "--offload-arch"}
 

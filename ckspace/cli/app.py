@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .fields import add_parser as add_fields
 
     add_fields(sub)
+    from .problems import add_parser as add_problems
+
+    add_problems(sub)
     return parser
 
 
@@ -201,6 +204,10 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from .fields import cmd_fields
 
         return cmd_fields(args)
+    if args.command == "problems":
+        from .problems import cmd_problems
+
+        return cmd_problems(args)
     if args.command in ("emit", "build"):
         from .build import run as run_build
 

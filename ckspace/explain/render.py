@@ -28,8 +28,11 @@ def _value(v: object) -> str:
 def render(console: "Console", exp: "Explanation") -> None:
     rules = ", ".join(exp.families)
     console.print(f"[bold]{escape(exp.name)}[/]")
+    kernel_ok = all(not r.enabled for r in exp.reasons if r.family != "support")
     if exp.valid:
         console.print(f"[bold green]✓ valid[/] on {exp.arch} · rules {rules}")
+    elif kernel_ok and exp.problem is not None:
+        console.print(f"[bold red]✗ valid on {exp.arch}, but it does not run the problem[/] · rules {rules}")
     else:
         console.print(f"[bold red]✗ rejected[/] on {exp.arch} · rules {rules}")
     if exp.problem is not None:

@@ -29,6 +29,7 @@ from ckspace.cli import main
 from ckspace.codegen import ckapi
 from ckspace.errors import CkspaceError, DataError
 from ckspace.rules import data as D
+from ckspace.rules import support
 from ckspace.rules.model import Model
 from ckspace.solve import listed
 from ckspace.rules.schema import MAX_FILE_BYTES
@@ -100,6 +101,12 @@ LOADS = [
     ("constraints/tables/ck/waves.toml", "missing", "override"),
     ("objectives/*", "missing", "*"),  # every objective key has a default (but `cover` must cover something)
     ("objectives/*", "missing", "*.*"),
+    ("constraints/support.toml", "missing", "rule[*].when"),  # optional: always
+    ("constraints/support.toml", "missing", "rule[*].kind"),  # optional: gemm
+    ("constraints/support.toml", "missing", "rule[*].*.arch"),  # an example's arch: gfx950
+    ("constraints/support.toml", "type:str", "rule[*].message"),  # free text
+    ("constraints/support.toml", "type:str", "rule[*].rationale"),
+    ("constraints/support.toml", "type:str", "rule[*].source"),
     ("templates/revisions.toml", "missing", "revision.*"),  # any revision but the default one may go
     ("templates/revisions.toml", "missing", "revision.*.*"),
     ("templates/revisions.toml", "missing", "revision.*.detect[*].*"),
@@ -251,6 +258,9 @@ def load_tree(tree: Path, rel: str) -> None:
         for cat in dict.fromkeys(data.catalogs.values()):
             if cat.listed:
                 listed.entries(data, cat)
+        return
+    if rel == "constraints/support.toml":  # read when a command takes --problem (and by `ckspace rules`)
+        support.load(D.load(tree / "constraints"))
         return
     if rel.startswith("constraints/"):
         data = D.load(tree / "constraints")

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..errors import DataError, ExprError
+from ..errors import CkspaceError, DataError, ExprError
 from ..memo import memo
 from . import expr as E
 from . import typecheck as T
 from .data import DataSet, message_parts
+from .names import parse_name
 from .problem import VOCABULARY, Problem, parse_problem
 from .schema import load_toml
 from .data_schema import SUPPORT_FILE
@@ -103,28 +104,40 @@ def _load(data: DataSet) -> tuple[SupportRule, ...]:
     scope = T.Scope(data.fields, data.formulas, ref_type)
     out: list[SupportRule] = []
     seen: dict[str, set[str]] = {}  # an id may have one version per revision
-    for spec in raw["rule"]:
+    for at, spec in enumerate(raw["rule"]):
         rid = spec["id"]
+        where = f"{FILE}: rule[{at}]"  # as schema errors name a key
         both = seen.setdefault(rid, set()) & set(spec["ck_api"])
         if both:
-            raise DataError(f"{FILE}: rule {rid} is defined twice for CK API {', '.join(sorted(both))}")
+            raise DataError(f"{where}.id: rule {rid} is defined twice for CK API {', '.join(sorted(both))}")
         seen[rid] |= set(spec["ck_api"])
         nodes = []
         for part in ("when", "require"):
             text = spec.get(part, "true")
             try:
-                node = E.parse(text, names, namespaces, f"{FILE}: rule {rid} {part!r}")
-                T.check_condition(node, scope, f"{FILE}: rule {rid} {part!r}")
+                node = E.parse(text, names, namespaces, f"{where}.{part} ({rid})")
+                T.check_condition(node, scope, f"{where}.{part} ({rid})")
             except ExprError as exc:
                 raise DataError(str(exc)) from None
             nodes.append(data.macros.expand(node))
         for _, expr_text, _ in message_parts(spec["message"]):
             if expr_text:
                 try:
-                    T.check_value(E.parse(expr_text, names, namespaces, "message"), scope,
-                                  f"{FILE}: rule {rid} message {{{expr_text}}}")
+                    T.check_value(E.parse(expr_text, names, namespaces, f"{where}.message ({rid})"), scope,
+                                  f"{where}.message ({rid}) {{{expr_text}}}")
                 except ExprError as exc:
                     raise DataError(str(exc)) from None
+        for part in ("reject", "accept"):  # an example must be a kernel name and a problem
+            try:
+                parse_name(spec[part]["kernel"])
+            except CkspaceError as exc:
+                raise DataError(f"{where}.{part}.kernel ({rid}): {exc}") from None
+            try:
+                parse_problem(spec[part]["problem"])
+            except CkspaceError as exc:
+                raise DataError(f"{where}.{part}.problem ({rid}): {exc}") from None
+            if spec[part].get("arch", EXAMPLE_ARCH) not in data.archs:
+                raise DataError(f"{where}.{part}.arch ({rid}): unknown arch {spec[part]['arch']!r}")
         out.append(SupportRule(
             id=rid, ck_api=tuple(spec["ck_api"]), kind=spec.get("kind", "gemm"), when=nodes[0], require=nodes[1],
             message=spec["message"], rationale=spec["rationale"], source=spec["source"],

@@ -60,3 +60,21 @@ def test_the_rules_agree_with_ck_host_code_on_every_problem(tmp_path, monkeypatc
                 disagree.append((c["name"], p.text(), ck))
     assert not disagree, disagree[:5]
     assert ran > 60  # the problems reach kernels that run them, not only refusals
+
+
+@pytest.mark.compile
+def test_the_chosen_test_problems_run_where_ck_says(tmp_path, monkeypatch):
+    """`ckspace problems --set tiny`: for every chosen problem, the kernels listed as running it are exactly the
+    kernels of the set whose host-compiled is_supported says yes (CK's own code), and every kernel runs one."""
+    _toolchain(monkeypatch)
+    space = Space(arch="gfx942", ck_api="2025.11", toolchain="registry")
+    kernels = space.select("tiny")
+    result = space.problems("tiny")
+    lib = space.host_check(kernels, tmp_path, revision="2025.11", jobs=2)
+    exercised = set()
+    for chosen in result.problems:
+        ck = {k["name"] for i, k in enumerate(kernels)
+              if k["ndim"] == chosen.problem.ndim and lib.supports(i, chosen.problem)}
+        assert set(chosen.kernels) == ck, chosen.problem.text()
+        exercised |= ck
+    assert exercised == {k["name"] for k in kernels}

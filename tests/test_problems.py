@@ -103,3 +103,19 @@ def test_formats_are_deterministic_and_ckprofiler_lines_are_well_formed(tmp_path
 def test_bad_options_are_one_line(args, message):
     r = _cli("problems", "--arch", "gfx942", *args)
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_cmake_lists_each_variant_and_dtype_its_kernels_and_problems(tiny):
+    import re
+
+    space, kernels, result = tiny
+    text = result.cmake()
+    lists = {m.group(1): m.group(2).split("\n") for m in re.finditer(r"set\((\w+)\n(.*?\n)\)", text, re.S)}
+    lists = {k: [w.strip().strip('"') for w in v if w.strip()] for k, v in lists.items()}
+    for k in kernels:
+        key = f"CKSPACE_{k['variant'].upper()}_{k['dtype'].upper()}"
+        assert k["name"] in lists[f"{key}_KERNELS"]
+    for c in result.problems:
+        words = " ".join(c.problem.text().split(" k_batch=")[0].split()) + f" {c.problem.k_batch}"
+        for variant, dtype in c.runs:
+            assert words in lists[f"CKSPACE_{variant.upper()}_{dtype.upper()}_PROBLEMS"]

@@ -10,7 +10,7 @@ import sys
 
 from ..errors import UsageError
 
-FORMATS = ("text", "json", "csv", "ckprofiler")
+FORMATS = ("text", "json", "csv", "ckprofiler", "cmake")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ndim", action="append", help="only these ndims")
     p.add_argument("--dtype", action="append", help="only these dtypes")
     p.add_argument("--where", help="only kernels matching this filter (rule language)")
-    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json, csv or ckprofiler")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), json, csv, ckprofiler (command lines) or cmake (per variant and dtype: "
+                        "the kernels and the problems they run, as CMake lists)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
     p.add_argument("--seed", type=int, default=0, help="seed of the candidate problems (default 0)")
     p.add_argument("--time-limit", dest="time_limit", type=float, default=20.0, metavar="T",
@@ -68,6 +70,8 @@ def cmd_problems(args: argparse.Namespace) -> int:
 def render(result, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(result.to_json(), indent=1) + "\n"
+    if fmt == "cmake":
+        return result.cmake()
     if fmt == "ckprofiler":
         return "".join(line + "\n" for line in result.profiler_lines())
     if fmt == "csv":

@@ -90,6 +90,12 @@ def render(result, fmt: str) -> str:
     for c in result.problems:
         feats = " ".join(f"{k}={v}" for k, v in c.features.items())
         out.append(f"{c.problem.text():<{width}}  {len(c.kernels):>7}  {c.flops / 1e6:>7.2f}  {feats}")
+    if result.coverage:  # strata x features: the values the chosen problems reach with the stratum's kernels
+        names = ("filter", "stride", "dilation", "pad", "groups", "batch", "c_align", "k_align", "split_k")
+        first = max(len(k) for k in result.coverage)
+        out += ["", f"{'stratum':<{first}}  " + "  ".join(f"{n:<14}" for n in names)]
+        for stratum, feats in result.coverage.items():
+            out.append(f"{stratum:<{first}}  " + "  ".join(f"{'/'.join(feats.get(n, ['-'])):<14}" for n in names))
     out += ["", f"kernels that run a chosen problem: {result.kernels_run:,} of {result.kernels:,}",
             f"(stratum, feature value) pairs covered: {result.items_covered} of {result.items} reachable"]
     if result.unrunnable:

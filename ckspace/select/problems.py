@@ -223,6 +223,12 @@ def _design(cfg: Mapping[str, object], rng: random.Random) -> list[Problem]:
     return out
 
 
+def _value_order(value: str) -> tuple:
+    """Feature values in their natural order: 1 < 2 < 16 < 2+, then 1x1 < 3x3 < other."""
+    digits = value.rstrip("+")
+    return (0, int(digits), value) if digits.isdigit() else (1, 0, value)
+
+
 def _why_none(rules, rep: Mapping[str, object], rng: random.Random, space: "KernelSpace") -> list[str]:
     """The support rules the problems designed for a kernel break, together: the conditions that contradict each
     other for it (filter3x3's C == 1 against C % vec_a == 0 with vec_a 4, say)."""
@@ -309,6 +315,9 @@ def select_problems(space: "KernelSpace", kernels: Sequence[Mapping[str, object]
     for (st, f, v), members in sorted(items.items()):
         if any(i in set(members) for i in chosen):
             coverage.setdefault(f"{st[0]} {st[1]}d {st[2]}", {}).setdefault(f, []).append(v)
+    for feats in coverage.values():
+        for f, values in feats.items():
+            values.sort(key=_value_order)
     return ProblemSet(space.arch, set_name, revision, problems, len(kernels),
                       sum(len(groups[s]) for j, s in enumerate(sigs) if j in covered_sigs), unrunnable,
                       len(items), sum(1 for members in items.values() if set(members) & set(chosen)), len(cands),

@@ -22,7 +22,7 @@ CASES: list[tuple[list[str], str]] = [
     ([*E, "--variant", ""], "empty value in --variant"),
     ([*E, "--variant", "forward,"], "empty value in --variant"),
     ([*E, "--variant", "forward,,bwd_data"], "empty value in --variant"),
-    ([*E, "--variant", "fwd"], "unknown variant 'fwd'"),
+    ([*E, "--variant", "fwdw"], "unknown variant 'fwdw'"),
     ([*E, "--ndim", "2x"], "unknown ndim '2x'"),
     ([*E, "--ndim", "two"], "unknown ndim 'two'"),
     ([*E, "--ndim", "4d"], "unknown ndim '4d'"),

@@ -354,3 +354,24 @@ def test_the_data_formats_say_where_warp_tile_k_comes_from(capsys):
             seen.add((args[-1], r["warp_tile_k_by_formula"]))
     assert ("fp32,bf16", True) in seen and ("fp32,bf16", False) not in seen  # full: always the formula
     assert {("ck-profiler", True), ("ck-profiler", False)} <= seen
+
+
+@pytest.mark.parametrize("spelling, variant", [("fwd", "forward"), ("bwdd", "bwd_data"), ("BWDW", "bwd_weight"),
+                                               ("backward_data", "bwd_data"), ("depthwise", "forward_depthwise")])
+def test_ck_spellings_of_a_variant_are_accepted(spelling, variant):
+    """CK writes the variants fwd, bwdd and bwdw (names, the dispatcher, ckProfiler): --variant takes them."""
+    from ckspace.space import Space
+
+    space = Space(arch="gfx950")
+    assert space.count(variant=spelling) == space.count(variant=variant)
+
+
+def test_a_pasted_name_is_trimmed():
+    import subprocess
+    import sys
+
+    name = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_32x32x16_vec8_8_8"
+    r = subprocess.run([sys.executable, "-m", "ckspace", "explain", f"  {name}\t\n", "--format", "json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert '"status": "valid"' in r.stdout and f'"name": "{name}"' in r.stdout

@@ -268,7 +268,7 @@ def test_a_broken_objective_file_is_one_clear_error(tmp_path: Path, text: str, n
 
 
 @pytest.mark.parametrize("text, needle", [
-    ("[strata]\nvariant = ['fwd']\n[cover]\ndimensions = ['tile']\n", "strata: unknown variant 'fwd'"),
+    ("[strata]\nvariant = ['sideways']\n[cover]\ndimensions = ['tile']\n", "strata: unknown variant 'sideways'"),
     ("[strata]\nwhere = 'tile_q > 1'\n[cover]\ndimensions = ['tile']\n", "strata.where: unknown field 'tile_q'"),
     ("[cover]\ndimensions = ['tile', 'pipeline']\n[size]\nmax_kernels = 5\n",
      "size.max_kernels = 5 is too small: covering every item needs at least"),

@@ -60,6 +60,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ..spec import check_name
     from .options import space_from_args
 
+    args.name = args.name.strip()  # a name pasted with the spaces or the line end around it
     batch = args.name == "-"
     if not batch:  # a malformed name is answered before the model is built; the data only adds spellings
         check_name(args.name, args.constraints)

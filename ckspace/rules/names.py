@@ -20,6 +20,14 @@ from ..errors import KernelNameError
 __all__ = ["parse_name", "format_name"]
 
 VARIANT_TAGS = {"forward": "fwd", "bwd_data": "bwd_data", "bwd_weight": "bwd_weight"}
+# The variant as an option value (--variant, a trait config's "variant"): ckspace's words and CK's (the names' fwd, the
+# dispatcher's and profiler's fwd/bwdd/bwdw, backward_data, ...), lower case.
+VARIANT_SPELLINGS = {
+    "forward": "forward", "fwd": "forward",
+    "bwd_data": "bwd_data", "bwdd": "bwd_data", "backward_data": "bwd_data", "bwd-data": "bwd_data",
+    "bwd_weight": "bwd_weight", "bwdw": "bwd_weight", "backward_weight": "bwd_weight", "bwd-weight": "bwd_weight",
+    "forward_depthwise": "forward_depthwise", "fwd_depthwise": "forward_depthwise", "depthwise": "forward_depthwise",
+}
 # Spellings whose meaning is obvious; they are suggested as the canonical tag, never accepted.
 VARIANT_ALIASES = {
     ("forward",): "fwd", ("backward", "data"): "bwd_data", ("backward", "weight"): "bwd_weight",

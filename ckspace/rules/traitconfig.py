@@ -29,6 +29,7 @@ from typing import Any, Mapping, cast
 from ..errors import CkspaceError
 from ..lines import parse_json, read_bounded
 from .data import FieldDef
+from .names import VARIANT_SPELLINGS
 from .schema import display
 
 MAX_FILE_BYTES = 1024 * 1024  # a trait config is a few hundred bytes
@@ -40,8 +41,7 @@ KEY_ALIASES = {
     "vector_size_a": "vec_a", "vector_size_b": "vec_b", "vector_size_c": "vec_c",
     "streamk_reduction_strategy": "streamk",
 }
-VARIANTS = {"forward": "forward", "fwd": "forward", "bwd_data": "bwd_data", "backward_data": "bwd_data",
-            "bwd_weight": "bwd_weight", "backward_weight": "bwd_weight", "forward_depthwise": "forward_depthwise"}
+VARIANTS = VARIANT_SPELLINGS  # CK's spellings too (fwd, bwdd, bwdw, backward_data, ...)
 SECTIONS = ("trait_config", "tile_config")
 TOP_KEYS = ("variant", *SECTIONS)
 WAVE_SUFFIXES = {"_dsb": "double_smem_buffer"}

@@ -17,6 +17,7 @@ from ..rules import data as D
 from ..rules import expr as E
 from ..rules import typecheck as T
 from ..rules.model import Model, Stratum, resolve_families, shared_model
+from ..rules.names import VARIANT_SPELLINGS
 
 # Results larger than this are streamed and not cached (the open space is far larger than CK's).
 CACHE_LIMIT = 2_000_000
@@ -51,7 +52,10 @@ def _as_list(value: str | int | Iterable | None, option: str) -> list[str] | Non
 
 
 def _typed(name: str, item: str) -> object:
-    """An option value as the field's type: ndim takes 2, 3 or CK's spelling 2d, 3d."""
+    """An option value as the field's type: ndim takes 2, 3 or CK's spelling 2d, 3d; variant takes CK's spellings
+    too (fwd, bwdd, bwdw, backward_data, ...)."""
+    if name == "variant":
+        return VARIANT_SPELLINGS.get(item.strip().lower(), item)
     if name == "ndim":
         digits = item[:-1] if item[-1:] in ("d", "D") else item
         if digits.isascii() and digits.isdigit() and len(digits) <= 2:
@@ -135,7 +139,8 @@ class KernelSpace:
             for item in items:
                 typed = _typed(name, item)
                 if typed not in domain:
-                    raise UsageError(f"unknown {name} {item!r}; choices: {', '.join(str(v) for v in domain)}")
+                    ck = "; CK's fwd, bwdd and bwdw work too" if name == "variant" else ""
+                    raise UsageError(f"unknown {name} {item!r}; choices: {', '.join(str(v) for v in domain)}{ck}")
                 picked.add(typed)
             chosen[name] = picked
         return [s for s in self.model.strata

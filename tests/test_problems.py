@@ -119,3 +119,10 @@ def test_cmake_lists_each_variant_and_dtype_its_kernels_and_problems(tiny):
         words = " ".join(c.problem.text().split(" k_batch=")[0].split()) + f" {c.problem.k_batch}"
         for variant, dtype in c.runs:
             assert words in lists[f"CKSPACE_{variant.upper()}_{dtype.upper()}_PROBLEMS"]
+
+
+def test_the_cli_table_shows_every_feature():
+    from ckspace.cli import problems as cli
+    from ckspace.select import problems
+
+    assert cli.FEATURES == problems.FEATURES

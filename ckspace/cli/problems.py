@@ -11,6 +11,9 @@ import sys
 from ..errors import UsageError
 
 FORMATS = ("text", "json", "csv", "ckprofiler", "cmake")
+# the problem features, in the order of the coverage table (ckspace.select.problems.FEATURES; the CLI reaches no
+# module below Space, so the order is written here and a test keeps the two equal)
+FEATURES = ("filter", "stride", "dilation", "pad", "groups", "batch", "c_align", "k_align", "split_k")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -91,11 +94,10 @@ def render(result, fmt: str) -> str:
         feats = " ".join(f"{k}={v}" for k, v in c.features.items())
         out.append(f"{c.problem.text():<{width}}  {len(c.kernels):>7}  {c.flops / 1e6:>7.2f}  {feats}")
     if result.coverage:  # strata x features: the values the chosen problems reach with the stratum's kernels
-        names = ("filter", "stride", "dilation", "pad", "groups", "batch", "c_align", "k_align", "split_k")
         first = max(len(k) for k in result.coverage)
-        out += ["", f"{'stratum':<{first}}  " + "  ".join(f"{n:<14}" for n in names)]
-        for stratum, feats in result.coverage.items():
-            out.append(f"{stratum:<{first}}  " + "  ".join(f"{'/'.join(feats.get(n, ['-'])):<14}" for n in names))
+        out += ["", f"{'stratum':<{first}}  " + "  ".join(f"{n:<14}" for n in FEATURES)]
+        for stratum, reached in result.coverage.items():
+            out.append(f"{stratum:<{first}}  " + "  ".join(f"{'/'.join(reached.get(n, ['-'])):<14}" for n in FEATURES))
     out += ["", f"kernels that run a chosen problem: {result.kernels_run:,} of {result.kernels:,}",
             f"(stratum, feature value) pairs covered: {result.items_covered} of {result.items} reachable"]
     if result.unrunnable:
@@ -104,6 +106,6 @@ def render(result, fmt: str) -> str:
         by_why: dict[tuple[str, ...], list[str]] = {}
         for name, why in result.unrunnable.items():
             by_why.setdefault(tuple(why), []).append(name)
-        for why, names in sorted(by_why.items(), key=lambda item: -len(item[1])):
-            out.append(f"  {len(names):>5}  {', '.join(why) or '(no problem designed)'}  e.g. {names[0]}")
+        for why, kernels in sorted(by_why.items(), key=lambda item: -len(item[1])):
+            out.append(f"  {len(kernels):>5}  {', '.join(why) or '(no problem designed)'}  e.g. {kernels[0]}")
     return "\n".join(out) + "\n"

@@ -315,8 +315,8 @@ def select_problems(space: "KernelSpace", kernels: Sequence[Mapping[str, object]
     for (st, f, v), members in sorted(items.items()):
         if any(i in set(members) for i in chosen):
             coverage.setdefault(f"{st[0]} {st[1]}d {st[2]}", {}).setdefault(f, []).append(v)
-    for feats in coverage.values():
-        for f, values in feats.items():
+    for reached in coverage.values():
+        for values in reached.values():
             values.sort(key=_value_order)
     return ProblemSet(space.arch, set_name, revision, problems, len(kernels),
                       sum(len(groups[s]) for j, s in enumerate(sigs) if j in covered_sigs), unrunnable,

@@ -237,6 +237,9 @@ def test_output_file_is_written_atomically_in_the_format_of_its_suffix(tmp_path,
     assert len(json.loads((tmp_path / "k.json").read_text())) == 22
     assert main([*base, "-o", str(tmp_path / "k.txt")]) == 0
     assert len((tmp_path / "k.txt").read_text().split()) == 22  # names
+    said = capsys.readouterr().err.strip().splitlines()  # each write to a file is confirmed, one line each
+    assert said == [f"ckspace: wrote {tmp_path / name} ({fmt}, {lines} lines)"
+                    for name, fmt, lines in (("k.json", "json", 24), ("k.txt", "names", 22))]  # (k.csv's: read above)
     # an unwritable or wrong path: exit 2, one line, no file
     for bad in (str(tmp_path / "no" / "k.txt"), str(tmp_path), ""):
         assert main([*base, "-o", bad]) == 2
@@ -375,3 +378,16 @@ def test_a_pasted_name_is_trimmed():
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert '"status": "valid"' in r.stdout and f'"name": "{name}"' in r.stdout
+
+
+@pytest.mark.parametrize("command", ["enumerate", "emit", "coverage", "sample", "verify", "problems"])
+def test_every_help_of_a_set_option_lists_every_set(command, capsys):
+    """Every name --set takes (the catalogs, CK's procedures, the selections) is in the --help of each command."""
+    from ckspace.cli.app import build_parser
+    from ckspace.spec import set_names
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[command]
+    help_text = " ".join(next(a for a in sub._actions if "--set" in a.option_strings).help.split())
+    for name in set_names(list(D.load(None).catalogs)):
+        assert name in help_text, (command, name)

@@ -15,7 +15,7 @@ from typing import NoReturn, Sequence
 
 from ..errors import CkspaceError, UsageError
 from ..signals import Terminated, acknowledge, exit_status, stop_behind, stop_signals_raise
-from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
+from .options import (SETS_HELP, add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
                       add_trait_config_option, refuse_empty, space_from_args)
 
 
@@ -44,8 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "bad usage.")
     en.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     en.add_argument("--set", default="full",
-                    help="kernel set: a catalog (full = ck-full, ck-default, ck-rdna) or a coverage-optimal selection "
-                         "(tests, tiny; see docs/objectives.md and --over)")
+                    help=f"kernel set (default full): {SETS_HELP}; see docs/objectives.md and --over")
     en.add_argument("--objective", metavar="FILE", help="with --set tests|tiny: a coverage objective file instead of the set's own")
     en.add_argument("--stable-from", dest="stable_from", metavar="FILE",
                     help="with --set tests|tiny: names of a previous selection to change as little as possible")
@@ -269,7 +268,10 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     imported = time.perf_counter()
     space = space_from_args(args)
     with output.written_to(target, option):
-        return _enumerate(args, space, started, imported)
+        status = _enumerate(args, space, started, imported)
+    if target is not None:
+        output.confirm_written(target, args.format or "names")
+    return status
 
 
 def _enumerate(args: argparse.Namespace, space, started: float, imported: float) -> int:

@@ -29,6 +29,8 @@ DEFAULT_MAX_KERNELS = 100_000  # CK's largest set (full) is 14,048 per arch
 def add_parsers(sub) -> None:
     """Add `emit` and `build` to the CLI's subparsers (without importing ckspace.codegen.emit or
     ckspace.codegen.build: every `ckspace` command builds the parser, and a cached enumerate must stay cheap)."""
+    from .options import SETS_HELP, add_ck_config_option, add_trait_config_option
+
     em = sub.add_parser("emit", help="write CK Tile C++ instances of a selection, with build.ninja and a manifest",
                         description="Write the CK Tile C++ of a selection into DIR: a kernel header and dispatcher "
                                     "wrapper per kernel, compile units of --chunk-size instances, the registration "
@@ -36,10 +38,8 @@ def add_parsers(sub) -> None:
                                     "no-op re-emit writes nothing). Kernels the build compiler is known not to build "
                                     "are left out (--toolchain). Exit 0, or 2 on bad usage.")
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
-    em.add_argument("--set", default=None, help="kernel set: a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
+    em.add_argument("--set", default=None, help=f"kernel set (default full): {SETS_HELP}")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
-    from .options import add_ck_config_option, add_trait_config_option
-
     add_ck_config_option(em)
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
     em.add_argument("--ndim", action="append", help="2, 3")

@@ -41,6 +41,13 @@ def refuse_empty(action: argparse.Action, value: object) -> None:
             raise UsageError(f"the {action.metavar or action.dest} argument is an empty string; give a {noun}")
 
 
+# Every set --set takes (the catalogs of constraints/catalogs.toml, CK's procedures and ckspace's selections), as the
+# --help texts list them; a test keeps it equal to spec.set_names (the parser is built before any data is loaded).
+SETS_HELP = ("a catalog (full = ck-full: CK's full rule set; ck-default, ck-rdna; CK's shipped lists ck-profiler, "
+             "ck-tests), CK's every-fifth procedures (ck-full-tests, ck-tiny) or a coverage-optimal selection (tests, "
+             "tiny)")
+
+
 def add_ck_api_options(p) -> None:
     """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.codegen.ckapi);
     --toolchain: only what a compiler builds (its family toolchain-NAME, found by `ckspace verify`)."""

@@ -188,6 +188,22 @@ def write_kernels(fmt: str, rows: Iterable[Mapping[str, object]], out: IO[str], 
     out.flush()
 
 
+def confirm_written(target: Path, fmt: str) -> None:
+    """One stderr line saying what -o wrote to a regular file (a device or FIFO is written through, quietly)."""
+    import os
+    import stat
+    import sys
+
+    try:
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            return
+        with open(target, "rb") as fh:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return
+    print(f"ckspace: wrote {target} ({fmt}, {lines:,} line{'s' if lines != 1 else ''})", file=sys.stderr)
+
+
 MAX_REJECTED_SHOWN = 3
 
 

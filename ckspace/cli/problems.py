@@ -17,7 +17,7 @@ FEATURES = ("filter", "stride", "dilation", "pad", "groups", "batch", "c_align",
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from .options import add_ck_api_options, add_over_option
+    from .options import SETS_HELP, add_ck_api_options, add_over_option
 
     p = sub.add_parser(
         "problems", help="the fewest small convolution problems that exercise every kernel of a set",
@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "on bad usage.")
     p.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     p.add_argument("--set", dest="set_name", default="tests", metavar="SET",
-                   help="the kernel set (default tests; a catalog: full, ck-default, ck-profiler, ...; or tiny)")
+                   help=f"the kernel set (default tests): {SETS_HELP}")
     p.add_argument("--variant", action="append", help="only these variants")
     p.add_argument("--ndim", action="append", help="only these ndims")
     p.add_argument("--dtype", action="append", help="only these dtypes")

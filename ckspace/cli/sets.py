@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UsageError
 from ..spec import SELECTED_SETS, WHOLE_SPACE, check_set, is_selection
-from .options import (add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
+from .options import (SETS_HELP, add_ck_api_options, add_ck_config_option, add_over_option, add_problem_option,
                       add_trait_config_option, space_from_args)
 
 
@@ -21,7 +21,7 @@ def add_parsers(subparsers) -> None:
                     "dimensions, covered/total and the uncovered items; names that are not in full are listed.")
     cov.add_argument("file", nargs="?", metavar="FILE",
                      help="a file of kernel names, one per line ('#' comments; '-' reads stdin); default: --set tests")
-    cov.add_argument("--set", dest="set_name", metavar="SET", help="a set instead of a file: a catalog (full, ck-default, ck-rdna) or tests, tiny")
+    cov.add_argument("--set", dest="set_name", metavar="SET", help=f"a set instead of a file: {SETS_HELP}")
     add_problem_option(cov)
     _common(cov)
     cov.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
@@ -37,7 +37,7 @@ def add_parsers(subparsers) -> None:
     smp.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     smp.add_argument("--stratify", metavar="DIMS",
                      help="equal share per group of these dimensions, e.g. variant,ndim,dtype (any dimension or field)")
-    smp.add_argument("--set", dest="set_name", default="full", metavar="SET", help="a catalog (full: default, ck-default, ck-rdna) or tests, tiny")
+    smp.add_argument("--set", dest="set_name", default="full", metavar="SET", help=f"the set (default full): {SETS_HELP}")
     smp.add_argument("--variant", action="append", help="only these variants (repeat or comma-separate)")
     smp.add_argument("--ndim", action="append", help="only these ndims")
     smp.add_argument("--dtype", action="append", help="only these dtypes")

@@ -23,7 +23,7 @@ DEFAULT_MAX_KERNELS = 5_000  # at ~15-30 s of one core per kernel, more is a job
 
 
 def add_parser(sub) -> None:
-    from .options import add_problem_option, add_trait_config_option
+    from .options import SETS_HELP, add_problem_option, add_trait_config_option
 
     v = sub.add_parser("verify", help="compile a sample of a set and report per kernel (the compiler as the oracle)",
                        description="Compile kernels device-only with the build toolchain: a covering sample of a set "
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
                                    "usage, "
                                    "130/143 interrupted.")
     v.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, ...), or auto")
-    v.add_argument("--set", default="full", help="the set to sample: a catalog or a selection (default full)")
+    v.add_argument("--set", default="full", help=f"the set to sample (default full): {SETS_HELP}")
     v.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from")
     pick = v.add_mutually_exclusive_group()
     pick.add_argument("--cover", action="store_true",
@@ -381,7 +381,7 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
     print(f"{len(result.kernels)} kernels: {counts['ok']} ok, {counts['failed']} failed, {counts['not-run']} not run"
           f"{no_matrix}{unexpressible}"
           f"{f' ({cached} from earlier runs)' if cached else ''}; {result.compiles} compile units in "
-          f"{result.rounds} rounds, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
+          f"{result.rounds} round{'s' if result.rounds != 1 else ''}, {result.seconds:.0f}s" + (f"; stopped: {result.stopped}" if result.stopped else ""))
     peaks = sorted(k.peak_mib for k in result.kernels if k.peak_mib is not None)
     if peaks:
         print(f"peak memory per compile unit: median {peaks[len(peaks) // 2]:,.0f} MiB, max {peaks[-1]:,.0f} MiB")

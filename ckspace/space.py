@@ -485,6 +485,20 @@ class Space(KernelSpace):
                         log=log, warn=warn,
                         compile_timeout=compile_timeout)
 
+    def ck_config_documents(self, configs: Iterable[Mapping[str, object]],
+                            set_dir: str) -> tuple[dict[str, dict], list[str]]:
+        """Kernels as CK's dispatcher JSON config documents by path (<variant>/<set_dir>/<layout>_<datatype>.json,
+        as CK splits its own), and the names CK's JSON cannot express (pads other than all three); `ckspace
+        enumerate --format ck-config -o DIR` writes them, and `Space(ck_config=DIR)` reads them back.
+
+        >>> docs, left_out = Space(arch="gfx950").ck_config_documents(Space(arch="gfx950").select("tiny"), "tiny")
+        >>> sorted(docs)[0], left_out
+        ('backward_data/tiny/ndhwgc_bf16.json', [])
+        """
+        from .rules.ckconfig import to_documents
+
+        return to_documents(configs, set_dir)
+
     def problems(self, set_name: str = "tests", *, variant=None, ndim=None, dtype=None, where: str | None = None,
                  seed: int = 0, time_limit: float = 30.0) -> "ProblemSet":
         """Test problems for every kernel of a set (`ckspace problems`): the fewest small problems such that every

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import NoReturn, Sequence
 
 from ..errors import CkspaceError, UsageError
@@ -59,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--count-by", metavar="FIELDS",
                     help="only count, grouped by these fields or derived quantities (comma-separated, e.g. "
                          "pipeline,scheduler; `ckspace fields` lists them)")
-    en.add_argument("--format", choices=FORMATS,
-                    help="output format (default: a summary on a terminal, names in a pipe or a file)")
+    en.add_argument("--format", choices=(*FORMATS, "ck-config"),
+                    help="output format (default: a summary on a terminal, names in a pipe or a file); ck-config: "
+                         "CK's dispatcher JSON configs into the directory -o DIR, split by file as CK splits its "
+                         "own (<variant>/<set>/<layout>_<datatype>.json), which --ck-config DIR reads back")
     en.add_argument("-o", "--output", metavar="FILE",
                     help="write to FILE (a regular file atomically: a failed or interrupted run leaves the old one "
                          "as it was; a device or FIFO is written through); the format follows its suffix (.json, "
@@ -258,6 +261,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from ..spec import check_set
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
+    if args.format == "ck-config":
+        return _ck_config_out(args)
     option = "-o"
     if args.export_json is not None:
         if args.output or (args.format and args.format != "json"):
@@ -272,6 +277,42 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     if target is not None:
         output.confirm_written(target, args.format or "names")
     return status
+
+
+def _ck_config_out(args: argparse.Namespace) -> int:
+    """enumerate --format ck-config -o DIR: the set's kernels as CK's dispatcher JSON configs, one file per
+    (variant, layout, datatype) as CK lays out its tree; each file written atomically."""
+    import json
+
+    from ..files import atomic_write, check_inside, ensure_dir
+    from ..spec import is_selection
+
+    if not args.output or args.export_json is not None:
+        raise UsageError("--format ck-config writes a directory of CK's JSON configs: give -o DIR")
+    if args.count or args.count_by is not None:
+        raise UsageError("--format ck-config lists kernels; --count and --count-by do not apply")
+    root = Path(args.output)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"-o {args.output}: not a directory (--format ck-config writes CK's JSON files into one)")
+    space = space_from_args(args)
+    filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
+    if is_selection(args.set) or args.objective or args.stable_from:
+        configs = space.select(args.set, objective=args.objective, stable_from=args.stable_from, **filters)
+    else:
+        configs = space.listed("the CK configs", **filters, hint="narrow it (--variant, --ndim, --dtype, --where)")
+    docs, left_out = space.ck_config_documents(configs, args.set)
+    ensure_dir(root)
+    for rel, doc in docs.items():
+        target = check_inside(root, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode())
+    kernels = sum(len(d["instances"]) for d in docs.values())
+    print(f"ckspace: wrote {kernels:,} kernels in {len(docs)} CK config file{'s' if len(docs) != 1 else ''} under "
+          f"{args.output}", file=sys.stderr)
+    if left_out:
+        print(f"ckspace: {len(left_out):,} kernels left out: CK's JSON has no pad_m/pad_n/pad_k (CK's launcher pads "
+              f"all three), e.g. {left_out[0]}", file=sys.stderr)
+    return 0
 
 
 def _enumerate(args: argparse.Namespace, space, started: float, imported: float) -> int:

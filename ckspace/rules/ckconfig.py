@@ -286,3 +286,58 @@ def documents_from_table(table: Mapping[str, Any], where: str,
             instances.append({c: (None if v == "" else v) for c, v in zip(columns, row)})
         doc["instances"] = instances
         yield path, doc
+
+
+# -- writing: kernel configs as CK's config files (the inverse of entries_of) ----------------------------------------
+# CK's tree: <variant>/<set>/<layout>_<datatype>.json (dispatcher/codegen/configs/grouped_conv), depthwise kernels in
+# forward/ with the ngchw layout.
+VARIANT_DIRS = {"forward": "forward", "forward_depthwise": "forward", "bwd_data": "backward_data",
+                "bwd_weight": "backward_weight"}
+LAYOUT_3D = "ndhwgc"  # CK's spelling of a 3D GEMM kernel's layout (a name may spell it nhwgc: the same kernel)
+
+
+def config_entry(cfg: Mapping[str, object], index: int) -> dict[str, object] | None:
+    """One kernel as an entry of CK's `instances` (every key written, CK's defaults too); None when CK's JSON cannot
+    say it: a GEMM kernel without all three pads (CK's launcher always pads, FixedGemmParams::kPadM/N/K)."""
+    if cfg["variant"] == "forward_depthwise":
+        keys = (("tile_h", "dw_tile_h"), ("tile_w", "dw_tile_w"), ("filt", "filter_size"), ("str_h", "stride_h"),
+                ("str_w", "stride_w"), ("pad_h", "pad_h"), ("pad_w", "pad_w"), ("nbatch", "nbatch"),
+                ("sub_h", "sub_h"), ("sub_w", "sub_w"), ("in_vec", "in_vec"), ("out_vec", "out_vec"))
+        return {"id": index, **{ck: cfg[ours] for ck, ours in keys}}
+    if not (cfg["pad_m"] and cfg["pad_n"] and cfg["pad_k"]):
+        return None
+    streamk = cfg["streamk"]
+    return {
+        "id": index, "tile_m": cfg["tile_m"], "tile_n": cfg["tile_n"], "tile_k": cfg["tile_k"],
+        "warp_m": cfg["wave_m"], "warp_n": cfg["wave_n"], "warp_k": cfg["wave_k"],
+        "warp_tile_m": cfg["warp_tile_m"], "warp_tile_n": cfg["warp_tile_n"], "warp_tile_k": cfg["warp_tile_k"],
+        "vector_size_a": cfg["vec_a"], "vector_size_b": cfg["vec_b"], "vector_size_c": cfg["vec_c"],
+        "pipeline": cfg["pipeline"], "scheduler": cfg["scheduler"], "epilogue": cfg["epilogue"],
+        "double_smem_buffer": cfg["double_smem_buffer"], "num_groups_to_merge": cfg["num_groups_to_merge"],
+        "num_wave_groups": cfg["num_wave_groups"], "specialization": cfg["specialization"],
+        "two_stage": cfg["two_stage"], "explicit_gemm": cfg["explicit_gemm"], "split_image": cfg["split_image"],
+        "streamk_enabled": streamk != "none", "streamk_reduction_strategy": None if streamk == "none" else streamk,
+        "streamk_persistent": cfg["streamk_persistent"],
+    }
+
+
+def to_documents(configs: Iterable[Mapping[str, object]], set_dir: str) -> tuple[dict[str, dict], list[str]]:
+    """Kernel configs as CK's config documents, by path (<variant>/<set_dir>/<layout>_<datatype>.json, CK's split),
+    each kernel an entry in the order given; and the names CK's JSON cannot express (config_entry)."""
+    docs: dict[str, dict] = {}
+    left_out: list[str] = []
+    for cfg in configs:
+        variant, ndim, dtype = str(cfg["variant"]), int(cfg["ndim"]), str(cfg["dtype"])  # type: ignore[call-overload]
+        layout = LAYOUT_3D if ndim == 3 and variant != "forward_depthwise" else str(cfg["layout"])
+        path = f"{VARIANT_DIRS[variant]}/{set_dir}/{layout}_{dtype}.json"
+        doc = docs.setdefault(path, {"variant": variant, "ndim_spatial": ndim, "layout": layout, "datatype": dtype,
+                                     "instances": []})
+        if doc["ndim_spatial"] != ndim or doc["variant"] != variant:
+            raise CkConfigError(f"{path}: kernels of {doc['variant']} {doc['ndim_spatial']}D and {variant} {ndim}D "
+                                "would share one file")
+        entry = config_entry(cfg, len(doc["instances"]))
+        if entry is None:
+            left_out.append(str(cfg.get("name", "")))
+            continue
+        doc["instances"].append(entry)
+    return {p: d for p, d in sorted(docs.items()) if d["instances"]}, left_out

@@ -141,13 +141,13 @@ def add(results: Path, names_file: Path, arch: str, revision: str, compiler: str
     import json
 
     from ckspace import Space
-    from ckspace.cli.verify import _named
+    from ckspace.cli.options import configs_of_names
     from ckspace.codegen import ckapi
     from ckspace.codegen.emit import emit
     from ckspace.codegen.verify import _key
 
     space = Space(arch=arch, rules=ckapi.combine_rules(None, revision))
-    configs = _named(space, str(names_file))
+    configs = configs_of_names(space, str(names_file), revision)
     with tempfile.TemporaryDirectory() as tmp:
         emit(space, configs, tmp, revision=revision, chunk_size=4)
         manifest = json.loads((Path(tmp) / "manifest.json").read_text())

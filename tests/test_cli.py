@@ -391,3 +391,31 @@ def test_every_help_of_a_set_option_lists_every_set(command, capsys):
     help_text = " ".join(next(a for a in sub._actions if "--set" in a.option_strings).help.split())
     for name in set_names(list(D.load(None).catalogs)):
         assert name in help_text, (command, name)
+
+
+def test_names_from_a_file_for_explain_and_emit(tmp_path):
+    import subprocess
+    import sys
+
+    from ckspace.space import Space
+
+    names = [c["name"] for c in Space(arch="gfx950").select("tiny")][:3]
+    listing = tmp_path / "batch.txt"
+    listing.write_text("# three kernels\n" + "\n".join(names) + "\n")
+
+    def run(*args, stdin=None):
+        return subprocess.run([sys.executable, "-m", "ckspace", *args], capture_output=True, text=True, input=stdin)
+
+    r = run("explain", "--names", str(listing), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert [x["name"] for x in json.loads(r.stdout)["results"]] == names
+    r = run("explain", "--names", "-", "--format", "json", stdin=listing.read_text())
+    assert r.returncode == 0 and len(json.loads(r.stdout)["results"]) == 3
+    r = run("explain", str(listing))  # a file where a name goes: one line saying to use --names
+    assert r.returncode == 2 and f"explain --names {listing}" in r.stderr and len(r.stderr.splitlines()) == 1
+    out = tmp_path / "emitted"
+    r = run("emit", "--arch", "gfx950", "--names", str(listing), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(json.loads((out / "manifest.json").read_text())["kernels"]) == sorted(names)
+    r = run("emit", "--arch", "gfx950", "--names", str(listing), "--set", "tiny", "-o", str(tmp_path / "x"))
+    assert r.returncode == 2 and "--names FILE emits exactly those kernels" in r.stderr

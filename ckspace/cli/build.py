@@ -40,6 +40,9 @@ def add_parsers(sub) -> None:
     em.add_argument("--arch", required=True, help="target arch (gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250), or auto")
     em.add_argument("--set", default=None, help=f"kernel set (default full): {SETS_HELP}")
     em.add_argument("--over", metavar="CATALOG", help="with --set tests|tiny: the catalog they are selected from (default full)")
+    em.add_argument("--names", metavar="FILE",
+                    help="exactly these kernels, one name per line (- for stdin; blank and # lines skipped), instead "
+                         "of --set and its filters")
     add_ck_config_option(em)
     em.add_argument("--variant", action="append", help="forward, bwd_data, bwd_weight, forward_depthwise")
     em.add_argument("--ndim", action="append", help="2, 3")
@@ -129,6 +132,17 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     space = space_from_args(args, arch=arch, ck_api=rev, ck_include=None)
     family = space.spec.toolchain_family
     filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
+    if args.names is not None:
+        if args.set or any(filters.values()) or args.trait_config:
+            raise UsageError("--names FILE emits exactly those kernels: give it without --set, --variant, --ndim, "
+                             "--dtype, --where and --trait-config")
+        from .options import configs_of_names
+
+        configs = configs_of_names(space, args.names, rev, "emitted")
+        if len(configs) > args.max_kernels:
+            raise UsageError(f"--names has {len(configs):,} kernels, more than --max-kernels {args.max_kernels:,}")
+        selection = {"names": args.names, "rules": args.rules, "toolchain": family}
+        return _write(args, space, configs, selection, arch, rev, family, t0)
     if not is_selection(args.set):  # count before listing: the open space would never finish
         total = sum(space.count(**filters).values())
         if total > args.max_kernels:
@@ -137,6 +151,10 @@ def _emit_into(args: argparse.Namespace, arch: str, rev: str) -> int:
     configs = space.select(args.set or "full", **filters)
     selection = {"set": args.set or "full", "variant": args.variant, "ndim": args.ndim, "dtype": args.dtype,
                  "where": args.where, "rules": args.rules, "toolchain": family}
+    return _write(args, space, configs, selection, arch, rev, family, t0)
+
+
+def _write(args: argparse.Namespace, space, configs, selection, arch: str, rev: str, family, t0: float) -> int:
     result = space.emit(configs, args.output, revision=rev, chunk_size=args.chunk_size, selection=selection)
     from . import output
 

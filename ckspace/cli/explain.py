@@ -32,7 +32,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ex = sub.add_parser("explain", help="is a kernel name valid for an arch; if not, why, and the nearest valid kernels",
                         description="Explain a kernel name: every rule it breaks, grouped by family, and the nearest "
                                     "valid kernels. Exit code 0 valid, 1 rejected, 2 malformed name or bad usage.")
-    ex.add_argument("name", metavar="NAME", help="a kernel name, or - to read names from stdin, one per line (batch)")
+    ex.add_argument("name", metavar="NAME", nargs="?",
+                    help="a kernel name, or - to read names from stdin, one per line (batch)")
+    ex.add_argument("--names", metavar="FILE",
+                    help="explain the names of a file, one per line (- for stdin; blank and # lines skipped): the "
+                         "batch summary, as with NAME -")
     ex.add_argument("--arch", default=DEFAULT_ARCH, help=f"target arch (default: {DEFAULT_ARCH}; gfx90a, gfx942, gfx950, gfx1100, gfx1200, gfx1201, gfx1250)")
     ex.add_argument("--set", dest="set_name", metavar="CATALOG",
                     help="explain against a catalog's rules (default full; ck-default, ck-rdna): "
@@ -60,7 +64,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from ..spec import check_name
     from .options import space_from_args
 
-    args.name = args.name.strip()  # a name pasted with the spaces or the line end around it
+    if (args.name is None) == (args.names is None):
+        raise UsageError("explain takes a NAME (or - for stdin) or --names FILE: give one of them")
+    if args.names is not None:
+        args.name = "-"
+    else:
+        args.name = args.name.strip()  # a name pasted with the spaces or the line end around it
+        _refuse_a_file(args.name)
     batch = args.name == "-"
     if not batch:  # a malformed name is answered before the model is built; the data only adds spellings
         check_name(args.name, args.constraints)
@@ -73,7 +83,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     explainer = space_from_args(args).explainer(select_sets=args.select_sets)
     built = time.perf_counter()
-    if batch:
+    if batch and args.names not in (None, "-"):
+        from ..lines import read_lines
+
+        lines = read_lines(args.names, "--names")  # bounded, one clear line for a missing or unreadable file
+        import io
+
+        status = _batch(explainer, io.StringIO("".join(line + "\n" for line in lines)), args.format, n, args.verbose)
+    elif batch:
         status = _batch(explainer, sys.stdin, args.format, n, args.verbose)
     else:
         exp = explainer.explain(args.name, neighbours=n)
@@ -85,6 +102,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.timings:
         _print_timings(explainer.timings, built - started, time.perf_counter() - built, getattr(args, "started", None))
     return status
+
+
+def _refuse_a_file(name: str) -> None:
+    """`explain batch.txt`: a kernel name never names an existing file; say to use --names."""
+    from pathlib import Path
+
+    if "/" in name or name.endswith((".txt", ".csv", ".log", ".lst")) or not name.startswith("grouped_conv"):
+        try:
+            if Path(name).is_file():
+                raise UsageError(f"{name} is a file, not a kernel name: explain --names {name} reads its names")
+        except OSError:
+            return
 
 
 def _print_timings(phases: dict[str, float], model: float, after: float, process_start: float | None) -> None:

@@ -138,3 +138,29 @@ def space_from_args(args: argparse.Namespace, **changes: object) -> "Space":
     if spec.ck_config is not None and getattr(args, attr, None) != space.spec.set_name:
         setattr(args, attr, space.spec.set_name)
     return space
+
+
+def configs_of_names(space: "Space", path: str, rev: str, action: str = "compiled") -> list[dict[str, object]]:
+    """The configs of the names in a file (`-`: stdin), each parsed (a malformed one is one error line, exit 2),
+    without repeats. A name the model rejects on the arch is kept all the same, with a warning: the user asked for
+    it (verify tests the model as much as the compiler). Only the rules of the CK API revision's own families say
+    what cannot be compiled at all (verify reports those kernels as unexpressible), so they are no reason for it."""
+    import sys
+
+    from ..lines import read_names
+    from ..oracle import revision_families
+
+    own = revision_families(rev)
+    configs, seen = [], set()
+    for name in read_names(path, "--names"):
+        if name in seen:
+            continue
+        seen.add(name)
+        config = space.parse(name)
+        config["name"] = name
+        broken = [v for v in space.check(config) if v.enabled and v.family not in own]
+        if broken:
+            print(f"warning: {name}: the model rejects it on {space.arch} ({broken[0].rule}); {action} all the same",
+                  file=sys.stderr)
+        configs.append(config)
+    return configs

@@ -105,6 +105,9 @@ def add_parser(sub) -> None:
     v.add_argument("--no-cache", action="store_true", help="do not read or write the result cache (the model's)")
 
 
+from .options import configs_of_names  # noqa: E402
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from .. import oracle
     from ..spec import check_set, resolve_arch
@@ -149,7 +152,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.names is not None:
         if args.set != "full" or args.over or any(filters.values()):
             raise UsageError("--names lists the kernels itself: drop --set, --over, --variant, --ndim, --dtype and --where")
-        configs = _named(space, args.names, rev)
+        configs = configs_of_names(space, args.names, rev)
     else:
         configs = space.select(args.set, **filters)
     if args.sample is not None:
@@ -279,31 +282,6 @@ def _writable_file(path: str, option: str) -> Path:
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"{option} {path}: {parent} is not a writable directory")
     return target
-
-
-def _named(space, path: str, rev: str) -> list[dict[str, object]]:
-    """The configs of the names in a file, each parsed (a malformed one is one error line, exit 2). A name the model
-    rejects on the arch is compiled all the same, with a warning: verify tests the model as much as the compiler.
-    Only the rules of the CK API revision's own families say what cannot be compiled at all (verify reports those
-    kernels as unexpressible), so they are no reason for this warning."""
-    from ..lines import read_names
-    from ..oracle import revision_families
-
-    own = revision_families(rev)
-    names = read_names(path, "--names")
-    configs, seen = [], set()
-    for name in names:
-        if name in seen:
-            continue
-        seen.add(name)
-        config = space.parse(name)
-        config["name"] = name
-        broken = [v for v in space.check(config) if v.enabled and v.family not in own]
-        if broken:
-            print(f"warning: {name}: the model rejects it on {space.arch} ({broken[0].rule}); compiled all the same",
-                  file=sys.stderr)
-        configs.append(config)
-    return configs
 
 
 def _default_workdir(arch: str) -> Path:

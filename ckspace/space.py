@@ -125,7 +125,8 @@ class Space(KernelSpace):
         return format_name(config)
 
     def check(self, kernel: str | Mapping[str, object]) -> list[Verdict]:
-        """Every enabled rule a kernel (a name or a config) breaks, with its message; [] when it is valid.
+        """Every enabled rule a kernel (a name or a config) breaks, with its message, as explain lists them (a value
+        outside its field's domain first); [] when it is valid.
 
         A config must give every field of its kernel family: a partial one raises IncompleteConfigError (a value
         outside a field's domain is a `model.domain-*` verdict).
@@ -137,10 +138,8 @@ class Space(KernelSpace):
         """
         config = self.parse(kernel) if isinstance(kernel, str) else dict(kernel)
         self._complete(config)
-        outside = domain_verdicts(self.model, config)
-        if outside:
-            return outside
-        return violations(self.model, config)
+        # every broken rule, as explain lists them: a value outside its field's domain does not hide the rest
+        return domain_verdicts(self.model, config) + violations(self.model, config)
 
     def _complete(self, config: Mapping[str, object]) -> None:
         from .errors import IncompleteConfigError

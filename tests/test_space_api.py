@@ -161,3 +161,12 @@ def test_open_or_not(space: Space) -> None:
     assert not space.may_be_open() and Space(arch="gfx950", rules="-ck-curation").may_be_open()
     with pytest.raises(UsageError, match="the list"):
         Space(arch="gfx950", rules="-ck-curation").listed("the list")
+
+
+def test_results_render_as_text_when_printed():
+    """Issue 28: an explanation and a coverage report print as the commands print them."""
+    space = Space(arch="gfx950")
+    exp = space.explain(VALID, neighbours=0)
+    assert str(exp) == exp.text() and "✓ valid" in str(exp)
+    report = space.coverage(set_name="tiny", objective="tiny")
+    assert str(report) == report.text() and "tiny" in str(report)

@@ -90,6 +90,10 @@ class Explanation:
 
         render(console, self)
 
+    def __str__(self) -> str:
+        """The report `ckspace explain` prints, as plain text (print(space.explain(name)) shows it)."""
+        return self.text()
+
     def text(self, width: int = 120) -> str:
         """The report `ckspace explain` prints, as plain text `width` columns wide (names are never wrapped)."""
         from .render import text

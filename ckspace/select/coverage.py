@@ -156,6 +156,10 @@ class Report:
             } for s in self.scopes],
         }
 
+    def __str__(self) -> str:
+        """The report `ckspace coverage` prints (print(space.coverage(...)) shows it)."""
+        return self.text()
+
     def text(self, max_items: int = 40) -> str:
         """The report as `ckspace coverage` prints it: per goal covered/total and up to `max_items` uncovered items
         (0: all of them)."""

@@ -218,15 +218,13 @@ CK_TABLES: Mapping[str, Spec] = {
 
 # ---- rules/*.toml -------------------------------------------------------------------------------------------------
 KERNEL_NAMES = OneOf((Str(nonblank=True), ListOf(Str(nonblank=True))), what="a kernel name or a list of them")
+# What every rule states, a kernel rule (rules/*.toml) and a support rule (support.toml) alike.
+RULE_TEXT = {key: Str(nonblank=True) for key in ("when", "require", "message", "rationale", "source")}
 RULE = Table({
     "id": Str(nonblank=True),
     "family": Str(nonblank=True),
     "kind": ANY_KIND,
-    "when": Str(nonblank=True),
-    "require": Str(nonblank=True),
-    "message": Str(nonblank=True),
-    "rationale": Str(nonblank=True),
-    "source": Str(nonblank=True),
+    **RULE_TEXT,
     "allowed": ListOf(IDENT),
     "reject": KERNEL_NAMES,
     "accept": KERNEL_NAMES,
@@ -241,11 +239,7 @@ SUPPORT_RULE = Table({
     "id": Str(pattern=r"support\.[a-z0-9][a-z0-9-]*", what="support.<name> (lower case, digits, dashes)"),
     "ck_api": ListOf(Str(pattern=r"[0-9]{4}\.[0-9]{2}", what="a CK API revision such as 2025.11"), 1, unique=True),
     "kind": ANY_KIND,
-    "when": Str(nonblank=True),
-    "require": Str(nonblank=True),
-    "message": Str(nonblank=True),
-    "rationale": Str(nonblank=True),
-    "source": Str(nonblank=True),
+    **RULE_TEXT,
     "reject": KERNEL_AND_PROBLEM,
     "accept": KERNEL_AND_PROBLEM,
 }, required=("id", "ck_api", "require", "message", "rationale", "source", "reject", "accept"))

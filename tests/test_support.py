@@ -161,7 +161,6 @@ def test_explain_with_a_problem_lists_every_failed_condition_and_nearest_kernels
     assert "C 60 is not a multiple of vec_b 8" in broken["support.c-vector-b"]
     assert "K 36" in broken["support.forward-k-vector-c"]
     assert doc["notes"][0]["kind"] == "does-not-run"
-    p = parse_problem("2 1 4 36 60 3 3 14 14 1 1 1 1 1 1 1 1 k_batch=2")
     assert doc["neighbours"] == []  # no forward kernel runs k_batch 2
     r = _cli("explain", name, "--arch", "gfx942", "--ck-api", "2025.11", "--format", "json",
              "--problem", "2 1 4 36 60 3 3 14 14 1 1 1 1 1 1 1 1")

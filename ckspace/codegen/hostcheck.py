@@ -156,10 +156,7 @@ def build(space: "KernelSpace", configs: Sequence[Mapping[str, object]], workdir
 
     def compile_one(pair: tuple[Path, Path]) -> None:
         source, obj = pair
-        proc = subprocess.run([*cmd, *flags, "-c", "-o", str(obj), str(source)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
-            raise HostCheckError(f"host compile of {source.name} failed: {tail[0]}")
+        _run([*cmd, *flags, "-c", "-o", str(obj), str(source)], f"the host object of {source.name}")
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         list(pool.map(compile_one, zip(sources, objs)))

@@ -161,15 +161,26 @@ def rules_for(data: DataSet, revision: str) -> list[SupportRule]:
 def resolver(problem: Problem, data: DataSet, arch: str):
     """A data-reference resolver with `problem.NAME` bound to the problem's values and `arch.NAME` to the arch's
     facts."""
-    values = problem.values()
     facts = data.archs[arch]
+
+    def arch_fact(path: tuple[str, ...]) -> object:
+        if len(path) == 2 and path[0] == "arch" and path[1] in facts:
+            return facts[path[1]]
+        raise ExprError(f"unknown reference {'.'.join(path)!r}")
+
+    return _bound(problem, arch_fact)
+
+
+def _bound(problem: Problem, other=None):
+    """`problem.NAME` from the problem's values; any other reference from `other` (None: none is known)."""
+    values = problem.values()
 
     def resolve(path: tuple[str, ...]) -> object:
         if len(path) == 2 and path[0] == NAMESPACE and path[1] in values:
             return values[path[1]]
-        if len(path) == 2 and path[0] == "arch" and path[1] in facts:
-            return facts[path[1]]
-        raise ExprError(f"unknown reference {'.'.join(path)!r}")
+        if other is None:
+            raise ExprError(f"unknown reference {'.'.join(path)!r}")
+        return other(path)
 
     return resolve
 
@@ -194,15 +205,7 @@ def verdicts(rules: Sequence[SupportRule], problem: Problem, config: Mapping[str
              resolve_data=None) -> list[Verdict]:
     """The rules one kernel breaks for one problem, each with its message's numbers filled in."""
     kind = "depthwise" if config.get("variant") == DEPTHWISE_VARIANT else "gemm"
-    values = problem.values()
-
-    def resolve(path: tuple[str, ...]) -> object:
-        if path[0] == NAMESPACE:
-            return values[path[1]]
-        if resolve_data is None:
-            raise ExprError(f"unknown reference {'.'.join(path)!r}")
-        return resolve_data(path)
-
+    resolve = _bound(problem, resolve_data)
     out = []
     for r in rules:
         if not r.applies_to(kind):

@@ -173,13 +173,6 @@ class ProblemSet:
 
 
 # -- candidates ---------------------------------------------------------------------------------------------------------
-def _lcm(*values: int) -> int:
-    out = 1
-    for v in values:
-        out = out * v // math.gcd(out, v)
-    return out
-
-
 def _design(cfg: Mapping[str, object], rng: random.Random) -> list[Problem]:
     """Small problems for one signature (its representative config), varied over the features."""
     ndim = int(cfg["ndim"])  # type: ignore[call-overload]
@@ -200,7 +193,7 @@ def _design(cfg: Mapping[str, object], rng: random.Random) -> list[Problem]:
     spec = str(cfg["specialization"])
     va, vb, vc, ngm = (int(cfg[k]) for k in ("vec_a", "vec_b", "vec_c", "num_groups_to_merge"))  # type: ignore[call-overload]
     forward = cfg["variant"] == "forward"
-    c_unit = _lcm(vb, va) if forward else _lcm(vb, vc)
+    c_unit = math.lcm(vb, va) if forward else math.lcm(vb, vc)
     k_unit = vc if forward else va
     for i in range(DESIGN):
         off = i % 4 == 3  # every fourth leaves the vectors (other signatures may run it)

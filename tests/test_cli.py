@@ -77,6 +77,30 @@ def test_count_table_and_plain() -> None:
     assert "60" in table.stdout
 
 
+def test_count_in_a_pipe_has_a_header_and_no_impossible_rows() -> None:
+    """Depthwise is 2D only (CK Tile's depthwise kernel has no 3D form), and CK's curation gives wave32 no fp32
+    kernel: those strata get no row, and the rows that remain add up to the total."""
+    for arch, gone in (("gfx950", {("forward_depthwise", "3d")}), ("gfx1201", {("forward_depthwise", "3d")})):
+        lines = run("enumerate", "--arch", arch, "--count").stdout.strip().splitlines()
+        assert lines[0].split("\t") == ["variant", "ndim", "dtype", "kernels"]
+        rows = [line.split("\t") for line in lines[1:-1]]
+        assert not [r for r in rows if (r[0], r[1]) in gone]
+        assert sum(int(r[3]) for r in rows) == int(lines[-1].split()[-1]) > 0
+        if arch == "gfx1201":
+            assert not [r for r in rows if r[2] == "fp32" and r[0] != "forward_depthwise"]
+    dw = json.loads(run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count", "--format",
+                        "json").stdout)["strata"]
+    assert sorted({s["ndim"] for s in dw}) == [2]  # JSON has no impossible stratum either
+    # a stratum with no kernel is no row in text and csv (as in the table); JSON keeps it, counted 0. gfx12's WMMA
+    # has no fp32 form (LLVM's gfx12 instructions: v_wmma_f32_16x16x16_f16/bf16 and integer ones only).
+    argv = ["enumerate", "--arch", "gfx1201", "--rules", "-ck-curation", "--variant", "forward", "--ndim", "2",
+            "--count"]
+    csv = run(*argv, "--format", "csv").stdout.splitlines()
+    assert [line.split(",")[2] for line in csv[1:]] == ["fp16", "bf16"]
+    strata = json.loads(run(*argv, "--format", "json").stdout)["strata"]
+    assert [(s["dtype"], s["count"] > 0) for s in strata] == [("fp16", True), ("bf16", True), ("fp32", False)]
+
+
 def test_where_filters_and_counts() -> None:
     proc = run("enumerate", *SMALL, "--where", "tile_n >= 128 and vec_a == 4")
     names = proc.stdout.split()

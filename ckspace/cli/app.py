@@ -350,9 +350,10 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         elif fmt in ("table", "summary"):
             _console().print(output.counts_table(counts, title))
         else:
-            if fmt == "csv":
-                print("variant,ndim,dtype,count")
+            print("variant,ndim,dtype,count" if fmt == "csv" else "variant\tndim\tdtype\tkernels")
             for s, n in counts.items():
+                if not n:  # as the table: a stratum with no kernel (here) is no row; json keeps it, counted 0
+                    continue
                 print(f"{s.variant},{s.ndim},{s.dtype},{n}" if fmt == "csv" else f"{s.variant}\t{s.ndim}d\t{s.dtype}\t{n}")
             if fmt == "names":
                 print(f"total\t\t\t{sum(counts.values())}")

@@ -67,6 +67,18 @@ def fold_constraints(model: Model, stratum: Stratum, rules: Sequence[Rule],
     return consts, out, None
 
 
+def empty_by(model: Model, stratum: Stratum) -> str | None:
+    """The id of a rule that folds to false for the whole stratum (it cannot hold a kernel: depthwise 3D), else None.
+    The same folds as fold_constraints, kept for the plan that follows."""
+    consts = stratum.constants()
+    memo = _FOLDS.setdefault(model, {})
+    for rule in model.rules_for(stratum.kind):
+        w, r = _folded(memo, model, rule.when, rule.require, consts)
+        if isinstance(w, E.Const) and w.value and isinstance(r, E.Const) and not r.value:
+            return rule.id
+    return None
+
+
 # Per model: a rule's folded (when, require) by the constants it reads. Most rules read one or two of variant,
 # ndim and dtype, so the 21 strata of an arch fold each rule a few times, not 21 (half of planning was folding).
 # One dict holds two kinds of entry: by (id(when), id(require)) the fields the rule reads (with the rule), and by

@@ -86,6 +86,7 @@ class KernelSpace:
         self.use_cache = use_cache
         self.timings = Timings(load=time.perf_counter() - started)
         self.rejected: list[listed.Rejected] = []  # listed configs that break a fact (for the commands to report)
+        self._possible: list[Stratum] | None = None
 
     def over(self, catalog: str) -> "KernelSpace":
         """The same arch, rules and data over another catalog (this space when it is the same)."""
@@ -120,6 +121,7 @@ class KernelSpace:
         other = copy.copy(self)
         other.data = dataclasses.replace(self.data, rules=rules)
         other.model = shared_model(other.data, self.arch, self.families)
+        other._possible = None
         other.use_cache = False
         other.timings = Timings()
         other.rejected = []
@@ -143,8 +145,17 @@ class KernelSpace:
                     raise UsageError(f"unknown {name} {item!r}; choices: {', '.join(str(v) for v in domain)}{ck}")
                 picked.add(typed)
             chosen[name] = picked
-        return [s for s in self.model.strata
+        return [s for s in self._possible_strata()
                 if s.variant in chosen["variant"] and s.ndim in chosen["ndim"] and s.dtype in chosen["dtype"]]
+
+    def _possible_strata(self) -> list[Stratum]:
+        """The model's strata less those a rule empties outright (depthwise 3D; fp32 on wave32 under CK's curation):
+        they cannot hold a kernel, so no count, listing or sample shows them."""
+        if self._possible is None:
+            from .folded import empty_by
+
+            self._possible = [s for s in self.model.strata if empty_by(self.model, s) is None]
+        return self._possible
 
     def parse_where(self, where: str | None) -> E.Node | None:
         if not where:

@@ -144,6 +144,24 @@ def test_bad_input_is_one_line_exit_2(args, needles) -> None:
     assert_one_line_error(run(*args), *needles)
 
 
+@pytest.mark.parametrize("where,needles", [
+    # the column is the 1-based index into the text as printed (whitespace runs made single spaces)
+    ("pipline == 'compv3'", ["unknown field 'pipline' at column 1", "did you mean 'pipeline'?"]),
+    ("pipeline == compv3", ["unknown field 'compv3' at column 13", "a string is quoted: pipeline == 'compv3'"]),
+    ("tile_m == 128 and", ["at column 18", "ends after 'and'"]),
+    ("tile_m  ==  128  or", ["'tile_m == 128 or' at column 17", "ends after 'or'"]),
+    ("tile_m = 128", ["at column 8", "compare with '=='"]),
+    ("tile_m == 128 and and tile_n == 2", ["at column 19"]),
+    ("qqqq > 1", ["unknown field 'qqqq' at column 1", "`ckspace fields` lists the fields"]),
+])
+def test_where_errors_point_at_the_column_and_suggest(where, needles, capsys) -> None:
+    from ckspace.cli import main
+
+    assert main(["enumerate", "--arch", "gfx950", "--no-cache", "--count", "--where", where]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and all(n in err for n in needles), err
+
+
 @pytest.mark.parametrize("mutate,needle", [
     (lambda p: (p / "rules" / "arch.toml").write_text("[[rule]\nid = 1"), "invalid TOML"),
     (lambda p: (p / "rules" / "arch.toml").write_text((p / "rules" / "arch.toml").read_text().replace(

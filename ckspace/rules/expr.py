@@ -169,11 +169,25 @@ def parse(text: str, fields: Mapping[str, object], namespaces: frozenset[str] | 
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
-        col = (exc.offset or 1) - 1
-        raise ExprError(f"syntax error in {what} {source!r} at column {col + 1}: {exc.msg}") from None
+        raise ExprError(_syntax_error(source, exc, what)) from None
     except (RecursionError, MemoryError):  # the token count above should prevent these; never a traceback anyway
         raise _too_deep(what) from None
     return _Converter(fields, namespaces, what, source).convert(tree.body, 0)
+
+
+def _syntax_error(source: str, exc: SyntaxError, what: str) -> str:
+    """One line for Python's SyntaxError, at the column it is about: Python gives no offset when the text ends too
+    early (`tile_m == 128 and`), which is the column after the last character, not column 1."""
+    if not exc.offset:
+        words = source.split()
+        column = len(source) + 1
+        reason = f"it ends after {words[-1]!r}: an operand is missing" if words else "it is empty"
+    else:
+        column, reason = exc.offset, exc.msg
+        if (reason == "invalid syntax" and source[column - 1:column] == "="
+                and source[column - 2:column - 1] not in "=!<>" and source[column:column + 1] != "="):
+            reason = "'=' is not a comparison; compare with '=='"
+    return f"syntax error in {what} {source!r} at column {column}: {reason}"
 
 
 def _checked_source(text: str, what: str) -> str:
@@ -298,8 +312,20 @@ class _Converter:
             return Const(node.id == "true")
         if node.id in self.fields:
             return Field(node.id)
-        known = ", ".join(sorted(self.fields))
-        raise self.fail(f"unknown field {node.id!r} (fields: {known})")
+        raise ExprError(f"unknown field {node.id!r} at column {node.col_offset + 1} in {self.what} {self.source!r}"
+                        f"{self._hint(node.id)}")
+
+    def _hint(self, word: str) -> str:
+        """What the user meant by an unknown bare word: a value of a field, unquoted, or a field misspelt."""
+        holders = [name for name, f in self.fields.items() if word in (str(v) for v in getattr(f, "values", ()) or ())]
+        if holders:
+            return f"; a string is quoted: {holders[0]} == '{word}'"
+        import difflib
+
+        close = difflib.get_close_matches(word, sorted(self.fields), n=1, cutoff=0.6)
+        if close:
+            return f"; did you mean {close[0]!r}?"
+        return "; `ckspace fields` lists the fields"
 
     def _Attribute(self, node: ast.Attribute, depth: int) -> Node:
         path: list[str] = []

@@ -368,6 +368,24 @@ class Space(KernelSpace):
                 counts[stratum] += 1
         return counts
 
+    def strata_cpp_counts(self, configs: Iterable[Mapping[str, object]], *, variant=None, ndim=None,
+                          dtype=None) -> dict[Stratum, int]:
+        """Distinct C++ kernels of `configs` (e.g. a selection) per (variant, ndim, dtype): kernels that differ only
+        in fields that do not change the C++ (pad_m/n/k) count once; count_cpp() counts a space so.
+
+        >>> space = Space(arch="gfx950")
+        >>> sum(space.strata_cpp_counts(space.select("tiny")).values()) == len(space.select("tiny"))
+        True
+        """
+        free = {f.name for f in self.data.fields.values() if not f.code} | {"name"}
+        keys: dict[Stratum, set[tuple]] = {s: set() for s in self.strata(variant=variant, ndim=ndim, dtype=dtype)}
+        index: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in keys}
+        for cfg in configs:
+            stratum = index.get((cfg["variant"], cfg["ndim"], cfg["dtype"]))
+            if stratum is not None:
+                keys[stratum].add(tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in free)))
+        return {s: len(k) for s, k in keys.items()}
+
     def count_by(self, keys: str | Sequence[str], *, configs: Iterable[Mapping[str, object]] | None = None,
                  variant=None, ndim=None, dtype=None, where: str | None = None) -> list[tuple[tuple, int]]:
         """Kernels (the space's, filtered, or `configs`) counted by fields or derived quantities (`ckspace

@@ -72,7 +72,7 @@ def test_count_table_and_plain() -> None:
     plain = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count")
     assert plain.returncode == 0
     lines = plain.stdout.strip().splitlines()
-    assert lines[-1].split() == ["total", "60"]
+    assert lines[-1].split() == ["total", "60", "60"]  # kernels, distinct C++ kernels (depthwise has no pads)
     table = run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count", "--format", "table")
     assert "60" in table.stdout
 
@@ -82,10 +82,10 @@ def test_count_in_a_pipe_has_a_header_and_no_impossible_rows() -> None:
     kernel: those strata get no row, and the rows that remain add up to the total."""
     for arch, gone in (("gfx950", {("forward_depthwise", "3d")}), ("gfx1201", {("forward_depthwise", "3d")})):
         lines = run("enumerate", "--arch", arch, "--count").stdout.strip().splitlines()
-        assert lines[0].split("\t") == ["variant", "ndim", "dtype", "kernels"]
+        assert lines[0].split("\t") == ["variant", "ndim", "dtype", "kernels", "cpp"]
         rows = [line.split("\t") for line in lines[1:-1]]
         assert not [r for r in rows if (r[0], r[1]) in gone]
-        assert sum(int(r[3]) for r in rows) == int(lines[-1].split()[-1]) > 0
+        assert sum(int(r[3]) for r in rows) == int(lines[-1].split()[1]) > 0
         if arch == "gfx1201":
             assert not [r for r in rows if r[2] == "fp32" and r[0] != "forward_depthwise"]
     dw = json.loads(run("enumerate", "--arch", "gfx950", "--variant", "forward_depthwise", "--count", "--format",

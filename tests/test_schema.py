@@ -61,6 +61,9 @@ LOADS = [
     ("constraints/fields.toml", "shape", "field.*.values"),  # a domain of 2 values instead of 3
     ("constraints/fields.toml", "missing", "field.*.doc"),
     ("constraints/fields.toml", "missing", "field.*.stratum"),
+    ("constraints/fields.toml", "missing", "field.*.ck_json"),  # documentation (tests/test_identical_code.py checks
+    ("constraints/fields.toml", "missing", "field.*.cpp"),  # the shipped file has both for every field)
+    ("constraints/fields.toml", "missing", "field.*.code"),  # optional: true
     ("constraints/fields.toml", "missing", "derive.*.kind"),
     ("constraints/fields.toml", "missing", "derive.*.source"),
     ("constraints/families.toml", "missing", "family.*.*"),
@@ -371,8 +374,9 @@ RANGE = "[low, high, step] (3 integers, low <= high, step >= 1, at most 65536 va
     (dict(type="float"), "fields.toml: field.tile_m.type: expected 'int', found a string ('float')"),
     (dict(values=[16, 32]), "fields.toml: field.tile_m.range: expected only one of 'values' or 'range', "
                             "found values and range"),
-    (dict(colour="red"), "fields.toml: field.tile_m.colour: unknown key; expected one of: derived, doc, kind, "
-                         "range, stratum, type, values"),
+    (dict(colour="red"), "fields.toml: field.tile_m.colour: unknown key; expected one of: ck_json, code, cpp, "
+                         "derived, doc, kind, range, stratum, type, values"),
+    (dict(code="no"), "fields.toml: field.tile_m.code: expected true or false, found a string ('no')"),
 ])
 def test_broken_field_is_one_line_naming_file_and_key(tree: Path, capsys: pytest.CaptureFixture, change, line) -> None:
     constraints = _fields_with(tree, **change)

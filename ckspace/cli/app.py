@@ -334,29 +334,35 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         _count_by(space, selected, args, fmt, title)
         t_out = time.perf_counter() - t0
     elif args.count:
-        counts = (space.count(variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
-                  if selected is None else space.strata_counts(selected, variant=args.variant, ndim=args.ndim,
-                                                               dtype=args.dtype))
+        strata = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype}
+        if selected is None:
+            counts = space.count(**strata, where=args.where)
+            cpp = space.count_cpp(**strata, where=args.where, counts=counts)
+        else:
+            counts = space.strata_counts(selected, **strata)
+            cpp = space.strata_cpp_counts(selected, **strata)
         t0 = time.perf_counter()
         if fmt in ("json", "jsonl"):
             import json
 
-            records = output.counts_records(counts)
+            records = output.counts_records(counts, cpp)
             if fmt == "json":
-                print(json.dumps({"arch": args.arch, "total": sum(counts.values()), "strata": records}, indent=1))
+                print(json.dumps({"arch": args.arch, "total": sum(counts.values()), "total_cpp": sum(cpp.values()),
+                                  "strata": records}, indent=1))
             else:
                 for r in records:
                     print(json.dumps(r, separators=(",", ":")))
         elif fmt in ("table", "summary"):
-            _console().print(output.counts_table(counts, title))
+            _console().print(output.counts_table(counts, title, cpp))
         else:
-            print("variant,ndim,dtype,count" if fmt == "csv" else "variant\tndim\tdtype\tkernels")
+            print("variant,ndim,dtype,count,cpp" if fmt == "csv" else "variant\tndim\tdtype\tkernels\tcpp")
             for s, n in counts.items():
                 if not n:  # as the table: a stratum with no kernel (here) is no row; json keeps it, counted 0
                     continue
-                print(f"{s.variant},{s.ndim},{s.dtype},{n}" if fmt == "csv" else f"{s.variant}\t{s.ndim}d\t{s.dtype}\t{n}")
+                print(f"{s.variant},{s.ndim},{s.dtype},{n},{cpp[s]}" if fmt == "csv"
+                      else f"{s.variant}\t{s.ndim}d\t{s.dtype}\t{n}\t{cpp[s]}")
             if fmt == "names":
-                print(f"total\t\t\t{sum(counts.values())}")
+                print(f"total\t\t\t{sum(counts.values())}\t{sum(cpp.values())}")
         t_out = time.perf_counter() - t0
     else:
         filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}

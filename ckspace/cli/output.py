@@ -136,25 +136,33 @@ def write_table(rows: Iterator[Mapping[str, object]], console, title: str) -> di
     return counts
 
 
-def counts_table(counts: "Mapping[Stratum, int] | Mapping[tuple, int]", title: str):
+def counts_table(counts: "Mapping[Stratum, int] | Mapping[tuple, int]", title: str,
+                 cpp: "Mapping[Stratum, int] | None" = None):
+    """Kernels per stratum; with `cpp`, a column of the distinct C++ kernels (the pads count once)."""
     from rich.table import Table
 
     table = Table(title=title, header_style="bold")
-    for col, justify in (("variant", "left"), ("ndim", "right"), ("dtype", "left"), ("kernels", "right")):
+    columns = [("variant", "left"), ("ndim", "right"), ("dtype", "left"), ("kernels", "right")]
+    if cpp is not None:
+        columns.append(("C++", "right"))
+    for col, justify in columns:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     total = 0
     for key, n in counts.items():
         v, d, t = (key.variant, key.ndim, key.dtype) if not isinstance(key, tuple) else key
         if n:
-            table.add_row(str(v), f"{d}d", str(t), f"{n:,}")
+            table.add_row(str(v), f"{d}d", str(t), f"{n:,}", *([f"{cpp[key]:,}"] if cpp is not None else []))  # type: ignore[index]
         total += n
     table.add_section()
-    table.add_row("total", "", "", f"{total:,}", style="bold")
+    table.add_row("total", "", "", f"{total:,}", *([f"{sum(cpp.values()):,}"] if cpp is not None else []),
+                  style="bold")
     return table
 
 
-def counts_records(counts: "Mapping[Stratum, int]") -> list[dict[str, object]]:
-    return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n} for s, n in counts.items()]
+def counts_records(counts: "Mapping[Stratum, int]", cpp: "Mapping[Stratum, int] | None" = None
+                   ) -> list[dict[str, object]]:
+    return [{"variant": s.variant, "ndim": s.ndim, "dtype": s.dtype, "count": n,
+             **({"cpp": cpp[s]} if cpp is not None else {})} for s, n in counts.items()]
 
 
 def with_derived(rows: Iterable[Mapping[str, object]], derive: Derive) -> Iterator[dict[str, object]]:

@@ -458,7 +458,29 @@ class Explainer:
                                                   f"--rules +{fam} applies it"))
             else:
                 notes.append(Note("off-family", f"the default family {fam} is switched off; it would reject it ({ids})"))
+        same = self._same_code(exp.config)
+        if same:
+            fields = [f.name for f in self.data.fields.values() if not f.code and f.name in exp.config]
+            notes.append(Note("same-cpp", (
+                f"{', '.join(fields)} change the name, not the C++ (CK's launcher pads always): "
+                f"{len(same)} other name{'s' if len(same) > 1 else ''} are this C++ kernel, "
+                f"{', '.join(same[:2])}{', ...' if len(same) > 2 else ''}")))
         return notes
+
+    def _same_code(self, config: Mapping[str, object]) -> list[str]:
+        """The other names of the kernel's C++: its config with the fields that do not change the C++ (fields.toml
+        `code = false`) set to their other values, sorted."""
+        from itertools import product
+
+        from ..rules.names import format_name
+
+        free = [f for f in self.data.fields.values() if not f.code and f.name in config]
+        if not free:
+            return []
+        names = {format_name({**config, **dict(zip((f.name for f in free), values))})
+                 for values in product(*(f.values for f in free))}
+        names.discard(format_name(config))
+        return sorted(names)
 
 
 def api_revisions(families: Sequence[str]) -> dict[str, str]:

@@ -59,6 +59,9 @@ class FieldDef:
     stratum: bool = False
     derived: bool = False
     doc: str = ""
+    ck_json: str = ""  # its key in CK's dispatcher JSON configs ("" when CK's JSON cannot say it)
+    cpp: str = ""  # where the emitted C++ takes it (the generated Config member, CK Tile's template parameter)
+    code: bool = True  # False: it changes the name, not the C++ (CK's launcher pads always: pad_m/n/k)
 
     def applies_to(self, kind: str) -> bool:
         return self.kind in (kind, "both")
@@ -173,7 +176,8 @@ def _field_values(spec: dict[str, Any]) -> tuple:
 
 def _field_defs(raw_fields: Mapping[str, Any]) -> dict[str, FieldDef]:
     return {name: FieldDef(name, spec["kind"], spec["type"], _field_values(spec), bool(spec.get("stratum")),
-                           bool(spec.get("derived")), spec.get("doc", ""))
+                           bool(spec.get("derived")), spec.get("doc", ""), spec.get("ck_json", ""),
+                           spec.get("cpp", ""), bool(spec.get("code", True)))
             for name, spec in raw_fields["field"].items()}
 
 

@@ -42,7 +42,7 @@ def _range_ok(r: list[int]) -> bool:
 def _field(kind: Str, type_: str, value: Spec) -> Table:
     """The table of one field of `type_`, whose values are each `value`."""
     common: dict[str, Spec] = {"kind": kind, "type": Str(choices=(type_,)), "stratum": Bool(), "derived": Bool(),
-                               "doc": TEXT}
+                               "doc": TEXT, "ck_json": TEXT, "cpp": TEXT, "code": Bool()}
     if type_ == "bool":
         return Table(common, required=("kind", "type"))
     values = ListOf(value, 1, MAX_DOMAIN, unique=True)

@@ -49,6 +49,9 @@ class Row(TypedDict, total=False):
     type: str
     values: list[object]
     doc: str
+    ck_json: str
+    cpp: str
+    changes_cpp: bool
     formula: str
     source: str
 
@@ -58,7 +61,8 @@ def field_rows(data: DataSet) -> list[Row]:
     out: list[Row] = []
     for f in data.fields.values():
         record: Row = {"name": f.name, "what": "field", "kind": f.kind, "type": f.type,
-                       "values": list(f.values), "doc": f.doc}
+                       "values": list(f.values), "doc": f.doc, "ck_json": f.ck_json, "cpp": f.cpp,
+                       "changes_cpp": f.code}
         if f.derived and f.name in data.derives:  # a field of the name that its formula decides (layout)
             record["formula"] = E.show(data.derives[f.name].expr)
         out.append(record)

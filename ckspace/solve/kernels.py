@@ -273,6 +273,45 @@ class KernelSpace:
             cache.store("count", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
 
+    def count_cpp(self, *, variant=None, ndim=None, dtype=None, where: str | None = None,
+                  counts: dict[Stratum, int] | None = None) -> dict[Stratum, int]:
+        """Distinct C++ kernels per (variant, ndim, dtype): kernels that differ only in fields that do not change
+        the C++ (pad_m/n/k) counted once (ckspace.solve.samecode). `counts`: count()'s answer, when known."""
+        from . import samecode
+
+        strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
+        node = self.parse_where(where)
+        if self.catalog.listed:
+            seen: dict[Stratum, set[tuple]] = {st: set() for st in strata}
+            by_key: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
+            for cfg in listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()):
+                st = by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]
+                free = {f.name for f in samecode.free_fields(self.model, st)} | {"name"}
+                seen[st].add(tuple(v for k, v in cfg.items() if k not in free))
+            return {st: len(keys) for st, keys in seen.items()}
+        if counts is None:
+            counts = self.count(variant=variant, ndim=ndim, dtype=dtype, where=where)
+        digest = cache.key("count-cpp", self.data.digest, self._cache_options(strata, where))
+        if self.use_cache:
+            hit = cache.load("count-cpp", digest, lambda payload: _is_counts(payload, strata))
+            if hit is not None:
+                return {st: row[3] for st, row in zip(strata, hit)}
+        from . import plan as solve
+
+        out: dict[Stratum, int] = {}
+        solves = 0
+        for st in strata:
+            def count(extra: E.Node | None, st: Stratum = st) -> int:
+                nonlocal solves
+                solves += 1
+                plan = self._plan(st, samecode.conjoined(node, extra))
+                return 0 if plan is None or plan.infeasible_by else solve.count_only(self.model, plan)
+
+            out[st] = samecode.count_distinct(self.model, st, self.model.rules_for(st.kind), node, counts[st], count)
+        if self.use_cache and solves:  # kept only where it took solving (the pads free or fixed need none)
+            cache.store("count-cpp", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
+        return out
+
     def _rejects(self) -> list["listed.Rejected"]:
         """Where this listing's rejected configs go: a fresh report per listing (the same listing twice is one)."""
         self.rejected.clear()

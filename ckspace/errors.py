@@ -21,6 +21,11 @@ class ExprError(CkspaceError):
     """A syntax error or unknown name in a rule expression or a --where filter."""
 
 
+class LeftOutWarning(UserWarning):
+    """Listed configs (a user's --ck-config, CK's shipped lists) that break a fact of the arch and are left out.
+    The API warns; the CLI prints its own report instead (ckspace.cli.output.report_rejected)."""
+
+
 class IncompleteConfigError(UsageError):
     """A config (a dict given to the API) that lacks fields of its kernel family: a partial config is no kernel."""
 

@@ -6,6 +6,8 @@ import doctest
 
 import pytest
 
+from ckspace.errors import LeftOutWarning
+
 import ckspace.space
 from ckspace import Space
 from ckspace.errors import KernelNameError, UsageError
@@ -101,7 +103,27 @@ def test_the_facade_takes_listed_catalogs_and_a_users_configs() -> None:
     assert len(Space(arch="gfx950").select("ck-full-tests")) == 2805
     users = Path(__file__).resolve().parent / "fixtures" / "ck-configs-user"
     space = Space(arch="gfx950", ck_config=users)
-    assert sum(1 for _ in space.enumerate()) == 7 and [r.verdict.rule for r in space.rejected] == ["arch.warp-tile"]
+    with pytest.warns(LeftOutWarning, match=r"1 listed config\(s\) break a fact of gfx950 .*arch\.warp-tile") as seen:
+        assert sum(1 for _ in space.enumerate()) == 7
+    assert [r.verdict.rule for r in space.rejected] == ["arch.warp-tile"]
+    assert [Path(w.filename).name for w in seen] == ["test_space_api.py"]  # the caller's line, not ckspace's
+
+
+def test_the_cli_reports_left_out_configs_once_in_its_own_words() -> None:
+    """A process of its own: Python prints warnings to stderr there (pytest would capture them)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    users = root / "tests" / "fixtures" / "ck-configs-user"
+    proc = subprocess.run([sys.executable, "-m", "ckspace", "enumerate", "--arch", "gfx950", "--ck-config",
+                           str(users), "--no-cache"], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0 and len(proc.stdout.split()) == 7
+    assert "ckspace: warning: ck-config: 1 listed config breaks a fact of gfx950" in proc.stderr
+    assert "LeftOutWarning" not in proc.stderr and "Warning:" not in proc.stderr
 
 
 # -- what the command line can do, from Python (the oracles: plain counting over the listed kernels, fields.toml) --

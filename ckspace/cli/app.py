@@ -124,7 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `ckspace ... | head` ends quietly
     _tolerate_narrow_encodings()
-    with stop_signals_raise():  # SIGTERM takes Ctrl-C's path below (the caller's handlers are back afterwards)
+    import warnings
+
+    from ..errors import LeftOutWarning
+
+    # SIGTERM takes Ctrl-C's path below (the caller's handlers are back afterwards); the left-out configs of a list
+    # are reported by the commands themselves (output.report_rejected), not as the API's warning
+    with stop_signals_raise(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", LeftOutWarning)
         return _run(argv, started)
 
 

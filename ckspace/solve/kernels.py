@@ -202,7 +202,7 @@ class KernelSpace:
         node = self.parse_where(where)
         if self.catalog.listed:  # a list of configs: checked, not solved (fast; no cache needed)
             t0 = time.perf_counter()
-            found = list(listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()))
+            found = list(self._listed(strata, node))
             self.timings.solve += time.perf_counter() - t0
             for cfg in found:
                 yield tuple(cfg), tuple(cfg.values())
@@ -244,7 +244,7 @@ class KernelSpace:
             counts = dict.fromkeys(strata, 0)
             # Keyed by the plain values a config dict holds (object to mypy).
             by_key: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
-            for cfg in listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()):
+            for cfg in self._listed(strata, node):
                 counts[by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]] += 1
             return counts
         digest = cache.key("count", self.data.digest, self._cache_options(strata, where))
@@ -284,7 +284,7 @@ class KernelSpace:
         if self.catalog.listed:
             seen: dict[Stratum, set[tuple]] = {st: set() for st in strata}
             by_key: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
-            for cfg in listed.kernels(self.model, self.data, self.catalog, strata, node, self._rejects()):
+            for cfg in self._listed(strata, node):
                 st = by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]
                 free = {f.name for f in samecode.free_fields(self.model, st)} | {"name"}
                 seen[st].add(tuple(v for k, v in cfg.items() if k not in free))
@@ -311,6 +311,21 @@ class KernelSpace:
         if self.use_cache and solves:  # kept only where it took solving (the pads free or fixed need none)
             cache.store("count-cpp", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
+
+    def _listed(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
+        """The listed catalog's kernels of these strata that pass the filter; the configs that break a fact go to
+        self.rejected and, once the listing is done, to a LeftOutWarning (the CLI reports them itself)."""
+        rejects = self._rejects()
+        yield from listed.kernels(self.model, self.data, self.catalog, strata, node, rejects)
+        if rejects:
+            import warnings
+
+            from ..errors import LeftOutWarning
+
+            rules = sorted({r.verdict.rule for r in rejects})
+            warnings.warn(f"{self.catalog.name}: {len(rejects):,} listed config(s) break a fact of {self.arch} and "
+                          f"are left out ({', '.join(rules)}); space.rejected lists them", LeftOutWarning,
+                          stacklevel=_outside_package())
 
     def _rejects(self) -> list["listed.Rejected"]:
         """Where this listing's rejected configs go: a fresh report per listing (the same listing twice is one)."""
@@ -454,3 +469,15 @@ def _is_counts(payload: object, strata: Sequence[Stratum]) -> bool:
     return True
 
 
+def _outside_package() -> int:
+    """warnings.warn's stacklevel for the first caller outside ckspace (the user's line, not ours)."""
+    import sys
+    from types import FrameType
+
+    root = str(Path(__file__).resolve().parent.parent)
+    frame: "FrameType | None" = sys._getframe(2)  # the function that warns (1 is this one's caller, whose frame warn counts as 1)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(root):
+        frame = frame.f_back
+        level += 1
+    return level

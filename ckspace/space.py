@@ -473,17 +473,22 @@ class Space(KernelSpace):
         (22, 16, 16)
         """
         from .codegen import emit as EM
-        from .codegen.units import DEFAULT_CHUNK_SIZE, balanced_units, unit_seconds
+        from .codegen.units import (DEFAULT_CHUNK_SIZE, balanced_units, cpp_groups, emit_order, unit_seconds,
+                                    with_sharers)
 
         chosen = [dict(c) for c in configs]
+        # One compile per distinct C++: the units are cut over the first kernel of each C++ (its lead), and the
+        # kernels that share it (they differ only in the pads) go into its unit, calling its launcher
+        groups = cpp_groups(emit_order(chosen), self.data.fields)
+        leads = [c for c in chosen if str(c["name"]) in groups]
         if chunk_size is not None:  # emit's own chunks, in the order given
-            units = [[str(c["name"]) for c in chosen[i:i + chunk_size]] for i in range(0, len(chosen), chunk_size)]
+            lead_units = [[str(c["name"]) for c in leads[i:i + chunk_size]] for i in range(0, len(leads), chunk_size)]
             result = EM.emit(self, chosen, out_dir, revision=revision, chunk_size=chunk_size, selection=selection)
         else:
-            units = balanced_units(chosen, self.arch)
+            lead_units = balanced_units(leads, self.arch)
             result = EM.emit(self, chosen, out_dir, revision=revision, chunk_size=DEFAULT_CHUNK_SIZE,
-                             selection=selection, units=units)
-        result.expected_seconds = unit_seconds(chosen, self.arch, units)
+                             selection=selection, units=with_sharers(lead_units, groups))
+        result.expected_seconds = unit_seconds(leads, self.arch, lead_units)
         return result
 
     # -- the compiler as oracle ---------------------------------------------------------------------------------

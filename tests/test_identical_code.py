@@ -149,3 +149,50 @@ def test_explain_names_the_other_names_of_the_same_cpp() -> None:
     assert expected[0] in same[0]["text"]
     dw = Space(arch="gfx950").explain(BASES[-1]).to_json()
     assert not [n for n in dw["notes"] if n["kind"] == "same-cpp"]  # a depthwise kernel has no such field
+
+
+def test_emit_compiles_one_instantiation_per_cpp(tmp_path) -> None:
+    """emit puts kernels that share a C++ into one unit: the first is included and instantiated, the others' entry
+    points call its launcher, and the registration registers each name with that launcher."""
+    import json
+
+    names = [BASES[0] + s for s in ("_pad000", "_pad010", "")] + [BASES[1]]
+    space = Space(arch="gfx950", rules="-ck-curation")
+    configs = [{**parse_name(n), "name": n} for n in names]
+    for c in configs:
+        c.pop("kind", None)
+    result = space.emit(configs, tmp_path / "out", revision="2026.06")
+    assert len(result.units) == 2 and len(result.expected_seconds) == 2
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())["kernels"]
+    lead = min(names[:3])  # emit's order is by name within a direction
+    assert {n: manifest[n].get("same_cpp_as") for n in names} == {
+        **{n: (None if n == lead else lead) for n in names[:3]}, names[3]: None}
+    unit = (tmp_path / "out" / manifest[names[0]]["unit"]).read_text()
+    assert re.findall(r'#include "\.\./(\w+)\.hpp"', unit) == [lead]
+    assert all(f"{n}_launch(" in unit for n in names[:3]) and unit.count(f"::{lead}_Launcher::launch") == 3
+    registration = (tmp_path / "out" / "register_fwd_chunk_0.cpp").read_text()
+    assert set(re.findall(r"make_conv_fwd_run_fn<ns_(\w+)::", registration)) == {lead}
+
+
+@pytest.mark.compile
+def test_kernels_that_share_a_unit_answer_as_their_lead(tmp_path, monkeypatch) -> None:
+    """Compiled (host side, CK API 2025.11 headers): the pad variants' entry points build against the lead's
+    launcher and say what it says for every problem."""
+    from ckspace.rules.problem import random_problem
+    import random
+
+    from test_build import _toolchain
+
+    _toolchain(monkeypatch)
+    names = [BASES[0] + s for s in ("", "_pad000", "_pad101")]
+    space = Space(arch="gfx950", ck_api="2025.11", toolchain="registry", rules="-ck-curation")
+    configs = [{**parse_name(n), "name": n} for n in names]
+    lib = space.host_check(configs, tmp_path, revision="2025.11", jobs=2)
+    rng = random.Random(5)
+    answers = set()
+    for _ in range(60):
+        p = random_problem(rng, 2)
+        said = {lib.supports(i, p) for i in range(len(names))}
+        assert len(said) == 1, p.text()
+        answers |= said
+    assert answers == {True, False}  # problems it runs and problems it refuses

@@ -607,3 +607,28 @@ def test_a_kernel_the_revision_writes_but_cannot_compile_is_compiled(tmp_path, c
     status = {k["name"]: k["status"] for k in out["kernels"]}
     assert status[WAVELET] == "unexpressible" and status[compv6] == "ok"  # the stand-in compiler builds anything
     assert (tmp_path / "called").read_text().count("\n") == 1
+
+
+def test_kernels_that_differ_only_in_pads_are_compiled_once(tmp_path, capsys, monkeypatch):
+    """pad_m/n/k change the name, not the C++ (tests/test_identical_code.py): of the 4 pad variants of one kernel,
+    the first is compiled and the others take its verdict, said in JSON's same_cpp_as; a second run compiles
+    nothing, and a new pad variant is answered from the first run's verdict."""
+    base = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x32_2x2x1_32x32x16"
+    names = [base + "_pad000", base + "_pad001", base + "_pad010", base + "_pad011"]
+    called = tmp_path / "called.txt"
+    monkeypatch.setenv(CALLED, str(called))
+    fake = _fake_compiler(tmp_path)
+    args = ["verify", "--arch", "gfx950", "--rules", "-ck-curation", "--names", _names_file(tmp_path, names),
+            "--ck-api", "2025.11", *fake, "-j", "1", "-o", str(tmp_path / "v"), "--format", "json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    kernels = {k["name"]: k for k in out["kernels"]}
+    assert {k["status"] for k in kernels.values()} == {"ok"} and out["compiles"] == 1
+    assert called.read_text().count("\n") == 1
+    assert kernels[names[0]]["same_cpp_as"] is None
+    assert [kernels[n]["same_cpp_as"] for n in names[1:]] == [names[0]] * 3
+    more = [*names, base + "_pad100"]
+    assert main([*args[:6], _names_file(tmp_path, more), *args[7:]]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["compiles"] == 0 and called.read_text().count("\n") == 1
+    assert {k["name"]: k["status"] for k in again["kernels"]} == dict.fromkeys(more, "ok")

@@ -114,6 +114,16 @@ def kernel_context(cfg: Mapping[str, object], arch: str, block_per_cu) -> _Kerne
     return k
 
 
+def same_cpp(space, kernels: Sequence[_Kernel]) -> None:
+    """Set each kernel's `cpp_of`: the first kernel (in emit order) with the same C++, itself if none. Kernels that
+    differ only in fields the C++ ignores (fields.toml `code = false`: pad_m/n/k) share one instantiation."""
+    from .units import cpp_groups
+
+    lead_of = {n: lead for lead, names in cpp_groups(kernels, space.data.fields).items() for n in names}
+    for k in kernels:
+        k["cpp_of"] = lead_of[k["name"]]
+
+
 def _block_per_cu_fn(space) -> Callable[[Mapping[str, object]], int]:
     """block_per_cu from the model's derived-field formula (fields.toml [derive.block_per_cu])."""
     from ..rules import expr as E
@@ -197,6 +207,7 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
     writer = Writer(Path(out_dir))
     bpc = _block_per_cu_fn(space)
     kernels = emit_order([kernel_context(c, arch, bpc) for c in configs])
+    same_cpp(space, kernels)
     names = [k["name"] for k in kernels]
     if len(set(names)) != len(names):
         raise CkspaceError("internal error: the selection holds a kernel twice")
@@ -218,9 +229,11 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
         text = (cast("jinja2.Template", t_dw) if k["variant"] == "forward_depthwise" else t_gemm).render(k=k)
         writer.write(header, text)
         writer.write(wrapper, t_wrap.render(k=k, rel_path=header))
-        fields = {key: value for key, value in k.items() if key not in ("ns", "arch")}
+        fields = {key: value for key, value in k.items() if key not in ("ns", "arch", "cpp_of")}
         manifest_kernels[name] = {"variant": k["variant"], "files": [header, wrapper], "digest": digest(text),
                                   "fields": fields}
+        if k["cpp_of"] != name:  # its unit calls that kernel's launcher: one instantiation for both
+            manifest_kernels[name]["same_cpp_as"] = k["cpp_of"]
     t_kern = time.perf_counter()
 
     # compile units: the selection in order (directions kept together), chunk_size instances each
@@ -231,8 +244,16 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
         chunks = [[by_name[n] for n in g] for g in unit_groups]
         if sorted(n for g in unit_groups for n in g) != sorted(names):
             raise CkspaceError("internal error: the compile units do not partition the selection")
-    else:
-        chunks = [kernels[i:i + chunk_size] for i in range(0, len(kernels), chunk_size)]
+    else:  # chunk_size distinct C++ kernels a unit, each with the kernels that share its C++
+        from .units import with_sharers
+
+        sharing: dict[str, list[str]] = {}
+        for k in kernels:
+            sharing.setdefault(k["cpp_of"], []).append(k["name"])
+        leads = list(sharing)
+        chunks = [[by_name[n] for n in unit]
+                  for unit in with_sharers([leads[i:i + chunk_size] for i in range(0, len(leads), chunk_size)],
+                                           sharing)]
     for index, chunk in enumerate(chunks):
         rel = unit_name(index)
         writer.write(rel, t_unit.render(kernels=chunk, unit=index, arch=arch, revision=rev))

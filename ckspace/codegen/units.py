@@ -27,6 +27,30 @@ def emit_order(configs: Sequence[K]) -> list[K]:
     return sorted(configs, key=lambda c: (VARIANT_ORDER.get(str(c["variant"]), len(VARIANT_ORDER)), str(c["name"])))
 
 
+def code_fields(fields: Mapping[str, object]) -> tuple[str, ...]:
+    """The fields (of constraints' FieldDefs) that change a kernel's C++: all but those marked `code = false`."""
+    return tuple(name for name, f in fields.items() if getattr(f, "code", True))
+
+
+def cpp_groups(configs: Sequence[Mapping[str, object]], fields: Mapping[str, object]) -> dict[str, list[str]]:
+    """The kernels grouped by their C++, in the order given: the first of each group (its lead) -> the names that
+    share its C++, the lead first. Kernels differ in C++ when they differ in a field that changes it (code_fields);
+    the pads do not (CK's launcher overrides them)."""
+    keep = code_fields(fields)
+    lead: dict[tuple, str] = {}
+    groups: dict[str, list[str]] = {}
+    for c in configs:
+        name = str(c["name"])
+        first = lead.setdefault(tuple(str(c.get(f)) for f in keep), name)
+        groups.setdefault(first, []).append(name)
+    return groups
+
+
+def with_sharers(units: Sequence[Sequence[str]], groups: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """Units of lead kernels, each lead followed by the kernels that share its C++ (compiled once, with it)."""
+    return [[n for lead in unit for n in groups.get(lead, (lead,))] for unit in units]
+
+
 def unit_count(kernels: int) -> int:
     return min(kernels, max(-(-kernels // DEFAULT_CHUNK_SIZE), MIN_UNITS))
 

@@ -27,6 +27,7 @@ syntax, for a `toolchain-*` family.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -67,6 +68,7 @@ class KernelResult:
     isa: dict | None = None  # what its entry points hold (isa.summarize), when it compiled and could be read
     isa_error: str = ""  # why its ISA could not be read
     lds_model: int | None = None  # the model's lds_bytes (dw_lds_bytes for depthwise)
+    same_cpp_as: str = ""  # its verdict is this kernel's: they differ only in fields the C++ ignores (pads)
 
     @property
     def lds_delta(self) -> int | None:
@@ -182,7 +184,8 @@ class VerifyResult:
                          "seconds": None if k.seconds is None else round(k.seconds, 1), "unit_size": k.unit_size,
                          "peak_mib": None if k.peak_mib is None else round(k.peak_mib),
                          "cached": k.cached, "isa": k.isa, "isa_error": k.isa_error or None,
-                         "lds_model": k.lds_model, "lds_delta": k.lds_delta} for k in self.kernels],
+                         "lds_model": k.lds_model, "lds_delta": k.lds_delta,
+                         "same_cpp_as": k.same_cpp_as or None} for k in self.kernels],
             "lds": self.lds_summary(),
             "proposals": [{"error": p.error, "kernels": p.kernels,
                            "conditions": None if p.conditions is None else [list(c) for c in p.conditions]}
@@ -354,6 +357,19 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                                        isa=hit.get("isa"), isa_error=hit.get("isa_error") or "")
         else:
             pending.append(n)
+    # One compile per distinct C++: kernels that differ only in fields the C++ ignores (pad_m/n/k) take the verdict
+    # of the first of them compiled, or known from an earlier run
+    from .units import cpp_groups
+
+    followers: dict[str, list[str]] = {}
+    for group in cpp_groups([by_name[n] for n in names], space.data.fields).values():
+        known = next((n for n in group if n in verdicts), None)
+        lead = known or next(n for n in group if n in pending)
+        for n in group:
+            if n != lead and n not in verdicts:
+                followers.setdefault(lead, []).append(n)
+    shadow = {n for f in followers.values() for n in f}
+    pending = [n for n in pending if n not in shadow]
 
     total = len(pending)
     done = 0
@@ -443,6 +459,17 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             break
         if progress is not None:
             progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
+    for lead, others in followers.items():
+        got = verdicts.get(lead)
+        if got is None or got.status in ("not-run", "timed-out"):
+            continue  # no verdict to share (the next run compiles the lead again)
+        for n in others:
+            verdicts[n] = dataclasses.replace(got, name=n, same_cpp_as=lead, isa=got.isa)
+            results[keys[n]] = {"status": got.status, "error": got.error, "seconds": got.seconds,
+                                "unit_size": got.unit_size, "peak_mib": got.peak_mib, "isa": got.isa,
+                                "isa_error": got.isa_error}
+    if followers:
+        _save_results(root, results)
     for n in sorted(by_name):
         k = verdicts.get(n) or KernelResult(n, "not-run")
         if k.isa is not None:

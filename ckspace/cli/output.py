@@ -7,7 +7,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Protocol
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..space import Stratum
@@ -120,16 +120,55 @@ def table_row(cfg: Mapping[str, object]) -> list[str]:
     ]
 
 
+NAME_MIN = 44  # the name column's least width: a name folds onto lines of this many characters, never cut
+# Which columns stay when not all fit beside the name, most wanted first (the name spells all of them; the shape
+# is what a reader scans for)
+COLUMN_PRIORITY = ("tile", "wave", "warp tile", "pipeline", "vec", "dtype", "features", "scheduler", "ndim", "variant")
+
+
+def fit_columns(columns: Sequence[str], cells: Sequence[Sequence[str]], width: int) -> tuple[list[int], int]:
+    """Which columns fit `width` beside the name (column 0), in display order, and the name's width. The name gets
+    its full length when that fits (else it folds, at NAME_MIN or more); then the other columns are kept, in
+    COLUMN_PRIORITY, while each fits whole. A rich table costs 3 characters a column and 1 for its left border."""
+    natural = [max([len(col), *(len(c[i]) for c in cells)]) for i, col in enumerate(columns)]
+    # The name's wanted width holds 9 names in 10 whole (a few with every feature suffix run to 140 characters:
+    # they fold rather than push every column out)
+    lengths = sorted(len(c[0]) for c in cells) or [len(columns[0])]
+    wanted = max(lengths[(len(lengths) - 1) * 9 // 10], len(columns[0]))
+    # It gets that width when it fits, else NAME_MIN (it folds anyway: the room goes to the shape columns)
+    name = wanted if 1 + wanted + 3 <= width else min(wanted, NAME_MIN)
+    used = 1 + name + 3
+    kept = [0]
+    rank = {c: i for i, c in enumerate(COLUMN_PRIORITY)}
+    for i in sorted(range(1, len(columns)), key=lambda i: rank.get(columns[i], len(rank))):
+        if used + natural[i] + 3 <= width:
+            kept.append(i)
+            used += natural[i] + 3
+    return sorted(kept), min(natural[0], name + max(width - used, 0))
+
+
 def write_table(rows: Iterator[Mapping[str, object]], console, title: str) -> dict[tuple, int]:
-    """A rich table of kernels followed by counts per (variant, ndim, dtype)."""
+    """A rich table of kernels, the name first, followed by counts per (variant, ndim, dtype). It fits the
+    console's width: the name folds (never cut) and the columns that do not fit beside it are left out, said in the
+    caption."""
     from rich.table import Table
 
-    table = Table(title=title, show_lines=False, header_style="bold")
-    for col in TABLE_COLUMNS:
-        table.add_column(col, no_wrap=col in ("tile", "wave", "warp tile"))
+    configs = list(rows)
+    columns = ["name", *TABLE_COLUMNS]
+    cells = [[str(cfg["name"]), *table_row(cfg)] for cfg in configs]
+    kept, name_width = fit_columns(columns, cells, console.width)
+    dropped = [c for i, c in enumerate(columns) if i not in kept]
+    caption = (f"left out to fit {console.width} columns: {', '.join(dropped)} (a wider terminal, or --format csv, "
+               "shows them)") if dropped else None
+    table = Table(title=title, show_lines=False, header_style="bold", caption=caption)
+    for i in kept:
+        if i == 0:
+            table.add_column("name", width=name_width, overflow="fold")
+        else:
+            table.add_column(columns[i], no_wrap=True)
     counts: dict[tuple, int] = {}
-    for cfg in rows:
-        table.add_row(*table_row(cfg))
+    for cfg, row in zip(configs, cells):
+        table.add_row(*(row[i] for i in kept))
         key = (cfg["variant"], cfg["ndim"], cfg["dtype"])
         counts[key] = counts.get(key, 0) + 1
     console.print(table)

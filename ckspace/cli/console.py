@@ -33,3 +33,28 @@ def console(*, stderr: bool = False, highlight: bool = False, file=None) -> "Con
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     width = pipe_width(stream)
     return Console(stderr=stderr, file=file, highlight=highlight, width=width, soft_wrap=width is not None)
+
+
+def page(text: str) -> None:
+    """Write `text` to stdout; on a terminal, a text taller than the window goes through a pager ($CKSPACE_PAGER,
+    else $PAGER, else `less -FRX`; an empty $CKSPACE_PAGER, or no pager found, writes it as it is)."""
+    import shlex
+    import shutil
+    import subprocess
+
+    out = sys.stdout
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    rows = shutil.get_terminal_size().lines
+    command = os.environ.get("CKSPACE_PAGER", os.environ.get("PAGER", "less -FRX"))
+    argv = shlex.split(command) if command.strip() else []
+    if not tty or text.count("\n") < rows - 1 or not argv or shutil.which(argv[0]) is None:
+        out.write(text)
+        return
+    out.flush()
+    try:
+        subprocess.run(argv, input=text, text=True, check=False)
+    except OSError:
+        out.write(text)

@@ -25,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "and a kernel it rejects and one it accepts. `--format markdown` is docs/rules.md.")
     p.add_argument("selector", nargs="?", metavar="ID|FAMILY", help="a rule id (arch.warp-tile) or a family (arch)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or markdown")
+    p.add_argument("--full", action="store_true",
+                   help="every rule in full on a terminal too (without ID|FAMILY a terminal gets a summary: the "
+                        "families and their rule ids; a pipe gets every rule), through a pager when long")
     p.add_argument("--constraints", metavar="DIR", help="use this constraints directory instead of the built-in one")
 
 
@@ -60,9 +63,36 @@ def cmd_rules(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         sys.stdout.write(markdown(families, docs, audit if not sel else None))
     else:
-        sys.stdout.write(text(families, docs))
+        from .console import page
+
+        if not sel and not args.full and sys.stdout.isatty():
+            page(summary(families, docs))
+        else:
+            page(text(families, docs))
     sys.stdout.flush()
     return 0
+
+
+def summary(families: dict[str, tuple[str, bool]], docs: "list[RuleDoc]") -> str:
+    """The terminal's default: per family whether it is on, its rules' count, what it is, and its rule ids."""
+    import shutil
+    import textwrap
+
+    width = max(shutil.get_terminal_size().columns - 1, 40)
+    out: list[str] = []
+    for fam, (doc, on) in families.items():
+        mine = [d.id for d in docs if d.family == fam]
+        if not mine:
+            continue
+        out.append(textwrap.fill(f"{fam} ({'on' if on else 'off'} by default, {len(mine)} rule"
+                                 f"{'s' if len(mine) != 1 else ''}): {doc}", width, subsequent_indent="    "))
+        out.append(textwrap.fill(", ".join(mine), width, initial_indent="    ", subsequent_indent="    ",
+                                 break_on_hyphens=False))
+    out.append("")
+    out.append(f"{len(docs)} rules in {sum(1 for f in families if any(d.family == f for d in docs))} families. "
+               "`ckspace rules ID` or `ckspace rules FAMILY` shows them in full (condition, message, rationale, "
+               "source, examples); --full every rule.")
+    return "\n".join(out) + "\n"
 
 
 def _condition(d: RuleDoc) -> str:

@@ -25,7 +25,11 @@ def add_parsers(subparsers) -> None:
     add_problem_option(cov)
     _common(cov)
     cov.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
-    cov.add_argument("--all", action="store_true", help="list every uncovered item in text output (default: 40 per goal)")
+    cov.add_argument("--full", action="store_true",
+                     help="list the uncovered items on a terminal too (40 per goal; a pipe always gets them), "
+                          "through a pager when long")
+    cov.add_argument("--all", action="store_true", help="list every uncovered item in text output (default: 40 per "
+                                                        "goal); implies --full")
 
     smp = subparsers.add_parser(
         "sample", help="a uniform random sample of a kernel set, reproducible by seed",
@@ -105,8 +109,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
                                 source="stdin" if args.file == "-" else str(args.file),
                                 where=getattr(args, "where", None))
-    out = report.json() if args.format == "json" else report.text(0 if args.all else 40)
-    sys.stdout.write(out)
+    if args.format == "json":
+        sys.stdout.write(report.json())
+    else:  # on a terminal a summary unless asked for the list; a pipe gets the list
+        from .console import page
+
+        summary = sys.stdout.isatty() and not (args.full or args.all)
+        page(report.text(0 if args.all else 40, summary=summary))
     sys.stdout.flush()
     from . import output
 

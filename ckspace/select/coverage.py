@@ -160,10 +160,10 @@ class Report:
         """The report `ckspace coverage` prints (print(space.coverage(...)) shows it)."""
         return self.text()
 
-    def text(self, max_items: int = 40) -> str:
+    def text(self, max_items: int = 40, summary: bool = False) -> str:
         """The report as `ckspace coverage` prints it: per goal covered/total and up to `max_items` uncovered items
-        (0: all of them)."""
-        return format_text(self, max_items)
+        (0: all of them); `summary`: the tables, and how many items are uncovered instead of the list."""
+        return format_text(self, max_items, summary)
 
     def json(self) -> str:
         """to_json() as the text of `ckspace coverage --format json`."""
@@ -248,7 +248,7 @@ def _pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:5.1f}%" if b else "    -"
 
 
-def format_text(report: Report, max_items: int = 40) -> str:
+def format_text(report: Report, max_items: int = 40, summary: bool = False) -> str:
     obj = report.objective
     lines = []
     scope = ", ".join(obj.scope) if obj.scope else "the whole arch"
@@ -286,7 +286,12 @@ def format_text(report: Report, max_items: int = 40) -> str:
                          f"{f'{s.covered_1}/{s.total_1}':>13}  {_pct(s.covered_1, s.total_1)}  "
                          f"{f'{s.covered_2}/{s.total_2}':>13}  {_pct(s.covered_2, s.total_2)}")
     missing = [g for g in report.goals if g.uncovered]
-    if missing:
+    if missing and summary:
+        lines.append("")
+        lines.append(f"uncovered: {sum(len(g.uncovered) for g in missing):,} items of {len(missing)} goals "
+                     f"({', '.join(g.label for g in missing[:6])}{', ...' if len(missing) > 6 else ''}); --full lists "
+                     f"them (40 per goal; --all every one)")
+    elif missing:
         lines.append("")
         lines.append("uncovered:")
         for g in missing:
@@ -297,12 +302,19 @@ def format_text(report: Report, max_items: int = 40) -> str:
                 lines.append(f"    {where}{' x '.join(values)}")
             if len(shown) < len(g.uncovered):
                 lines.append(f"    ... and {len(g.uncovered) - len(shown)} more (--format json lists all)")
-    if report.not_in_full:
+    if report.not_in_full and summary:
+        lines.append("")
+        lines.append(f"not in full: {len(report.not_in_full):,} names; --full lists them, each with why")
+    elif report.not_in_full:
         lines.append("")
         lines.append(f"not in full ({len(report.not_in_full)}):")
         for name, why in report.not_in_full:
             lines.append(f"  {name}: {why}")
-    if report.outside_strata:
+    if report.outside_strata and summary:
+        lines.append("")
+        lines.append(f"in full but outside the objective's strata: {len(report.outside_strata):,} names; --full lists "
+                     "them")
+    elif report.outside_strata:
         lines.append("")
         lines.append(f"in full but outside the objective's strata ({len(report.outside_strata)}):")
         for name in report.outside_strata[:max_items] if max_items else report.outside_strata:

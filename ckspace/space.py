@@ -521,6 +521,21 @@ class Space(KernelSpace):
 
         return to_documents(configs, set_dir)
 
+    def trait_config_documents(self, configs: Iterable[Mapping[str, object]]) -> dict[str, dict]:
+        """tile-engine trait configs that select the kernels' values, one per variant by file name (<variant>.json):
+        each key with the values the kernels use. A trait config is a product of its keys' values, so read back
+        (`trait_filter`, `--trait-config`) it keeps every one of the kernels, and the other combinations of their
+        values. `ckspace enumerate --format trait-config -o DIR` writes them.
+
+        >>> space = Space(arch="gfx950")
+        >>> docs = space.trait_config_documents(space.select("tiny"))
+        >>> sorted(docs)[0], docs["bwd_data.json"]["trait_config"]["data_type"]
+        ('bwd_data.json', {'values': ['bf16']})
+        """
+        from .rules.traitconfig import to_documents
+
+        return to_documents(list(configs), self.data.fields)
+
     def problems(self, set_name: str = "tests", *, variant=None, ndim=None, dtype=None, where: str | None = None,
                  seed: int = 0, time_limit: float = 30.0) -> "ProblemSet":
         """Test problems for every kernel of a set (`ckspace problems`): the fewest small problems such that every

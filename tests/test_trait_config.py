@@ -211,3 +211,33 @@ def _space() -> Space:
     if not _SPACE:
         _SPACE.append(Space(arch="gfx950"))
     return _SPACE[0]
+
+
+# ---- written: enumerate --format trait-config --------------------------------------------------------------------
+@pytest.mark.parametrize("set_name", ["tiny", "ck-default"])
+def test_a_written_trait_config_selects_every_kernel_of_the_set_and_their_values_only(set_name, tmp_path) -> None:
+    """Read back with --trait-config, each variant's file keeps every kernel of the set (a trait config is a
+    product, so others too), and each key lists exactly the values the set's kernels of that variant use."""
+    from ckspace.cli import main
+    from ckspace.space import Space
+
+    space = Space(arch="gfx950")
+    kernels = space.select(set_name) if set_name == "tiny" else list(Space(arch="gfx950", catalog=set_name).enumerate())
+    argv = ["enumerate", "--arch", "gfx950", "--set", set_name, "--format", "trait-config", "-o", str(tmp_path)]
+    assert main(argv) == 0
+    variants = sorted({str(k["variant"]) for k in kernels})
+    assert sorted(p.stem for p in tmp_path.glob("*.json")) == variants
+    for variant in variants:
+        mine = [k for k in kernels if k["variant"] == variant]
+        doc = json.loads((tmp_path / f"{variant}.json").read_text())
+        assert doc["variant"] == variant
+        keys = {**doc["trait_config"], **doc["tile_config"]}
+        assert sorted(keys["data_type"]["values"]) == sorted({k["dtype"] for k in mine})
+        if variant != "forward_depthwise":
+            assert sorted(keys["tile_m"]["values"]) == sorted({k["tile_m"] for k in mine})
+            assert sorted(keys["vector_size_c"]["values"]) == sorted({k["vec_c"] for k in mine})
+            assert "pad_m" not in keys  # the C++ ignores the pads
+        where = space.trait_filter(str(tmp_path / f"{variant}.json"))
+        selected = {c["name"] for c in Space(arch="gfx950", catalog="full" if set_name == "tiny" else set_name)
+                    .enumerate(where=where)}
+        assert {k["name"] for k in mine} <= selected

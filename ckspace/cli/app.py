@@ -60,10 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     en.add_argument("--count-by", metavar="FIELDS",
                     help="only count, grouped by these fields or derived quantities (comma-separated, e.g. "
                          "pipeline,scheduler; `ckspace fields` lists them)")
-    en.add_argument("--format", choices=(*FORMATS, "ck-config"),
+    en.add_argument("--format", choices=(*FORMATS, "ck-config", "trait-config"),
                     help="output format (default: a summary on a terminal, names in a pipe or a file); ck-config: "
                          "CK's dispatcher JSON configs into the directory -o DIR, split by file as CK splits its "
-                         "own (<variant>/<set>/<layout>_<datatype>.json), which --ck-config DIR reads back")
+                         "own (<variant>/<set>/<layout>_<datatype>.json), which --ck-config DIR reads back; "
+                         "trait-config: tile-engine trait configs into -o DIR, one <variant>.json each, with the "
+                         "values the kernels use (a product: it selects them and the other combinations of their "
+                         "values; --trait-config reads it back)")
     en.add_argument("-o", "--output", metavar="FILE",
                     help="write to FILE (a regular file atomically: a failed or interrupted run leaves the old one "
                          "as it was; a device or FIFO is written through); the format follows its suffix (.json, "
@@ -268,8 +271,8 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     from ..spec import check_set
 
     check_set(args.set)  # tests/tiny here; a catalog name is checked when the Space is built
-    if args.format == "ck-config":
-        return _ck_config_out(args)
+    if args.format in ("ck-config", "trait-config"):
+        return _documents_out(args)
     option = "-o"
     if args.export_json is not None:
         if args.output or (args.format and args.format != "json"):
@@ -286,36 +289,46 @@ def cmd_enumerate(args: argparse.Namespace, started: float) -> int:
     return status
 
 
-def _ck_config_out(args: argparse.Namespace) -> int:
-    """enumerate --format ck-config -o DIR: the set's kernels as CK's dispatcher JSON configs, one file per
-    (variant, layout, datatype) as CK lays out its tree; each file written atomically."""
+def _documents_out(args: argparse.Namespace) -> int:
+    """enumerate --format ck-config|trait-config -o DIR: the set's kernels as CK's dispatcher JSON configs, one
+    file per (variant, layout, datatype) as CK lays out its tree, or as tile-engine trait configs, one per variant;
+    each file written atomically."""
     import json
 
     from ..files import atomic_write, check_inside, ensure_dir
     from ..spec import is_selection
 
+    what = {"ck-config": "CK's JSON configs", "trait-config": "tile-engine trait configs"}[args.format]
     if not args.output or args.export_json is not None:
-        raise UsageError("--format ck-config writes a directory of CK's JSON configs: give -o DIR")
+        raise UsageError(f"--format {args.format} writes a directory of {what}: give -o DIR")
     if args.count or args.count_by is not None:
-        raise UsageError("--format ck-config lists kernels; --count and --count-by do not apply")
+        raise UsageError(f"--format {args.format} lists kernels; --count and --count-by do not apply")
     root = Path(args.output)
     if root.exists() and not root.is_dir():
-        raise UsageError(f"-o {args.output}: not a directory (--format ck-config writes CK's JSON files into one)")
+        raise UsageError(f"-o {args.output}: not a directory (--format {args.format} writes {what} into one)")
     space = space_from_args(args)
     filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
     if is_selection(args.set) or args.objective or args.stable_from:
         configs = space.select(args.set, objective=args.objective, stable_from=args.stable_from, **filters)
     else:
         configs = space.listed("the CK configs", **filters, hint="narrow it (--variant, --ndim, --dtype, --where)")
-    docs, left_out = space.ck_config_documents(configs, args.set)
+    left_out: list[str] = []
+    if args.format == "trait-config":
+        docs = space.trait_config_documents(configs)
+    else:
+        docs, left_out = space.ck_config_documents(configs, args.set)
     ensure_dir(root)
     for rel, doc in docs.items():
         target = check_inside(root, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode())
-    kernels = sum(len(d["instances"]) for d in docs.values())
-    print(f"ckspace: wrote {kernels:,} kernels in {len(docs)} CK config file{'s' if len(docs) != 1 else ''} under "
-          f"{args.output}", file=sys.stderr)
+    files = f"{len(docs)} {'CK config' if args.format == 'ck-config' else 'trait config'} file{'s' if len(docs) != 1 else ''}"
+    if args.format == "ck-config":
+        kernels = sum(len(d["instances"]) for d in docs.values())
+        print(f"ckspace: wrote {kernels:,} kernels in {files} under {args.output}", file=sys.stderr)
+    else:
+        print(f"ckspace: wrote {files} selecting the values of {len(configs):,} kernels under {args.output}",
+              file=sys.stderr)
     if left_out:
         print(f"ckspace: {len(left_out):,} kernels left out: CK's JSON has no pad_m/pad_n/pad_k (CK's launcher pads "
               f"all three), e.g. {left_out[0]}", file=sys.stderr)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping, cast
+from typing import Any, Mapping, Sequence, cast
 
 from ..errors import CkspaceError
 from ..lines import parse_json, read_bounded
@@ -210,3 +210,39 @@ def _shown(value: object) -> str:
     if isinstance(value, str):
         return repr(value if len(value) <= 64 else value[:60] + "...")
     return _json(value)
+
+
+# ckspace's field -> the key a written trait config uses (CK's spelling where CK's JSON has one)
+WRITTEN_KEYS = {"dtype": "data_type", "ndim": "ndim_spatial", "wave_m": "warp_m", "wave_n": "warp_n",
+                "wave_k": "warp_k", "vec_a": "vector_size_a", "vec_b": "vector_size_b", "vec_c": "vector_size_c"}
+TILE_KEYS = ("tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n", "warp_tile_k")
+NOT_WRITTEN = ("variant", "layout", "double_smem_buffer")  # the document's variant; derived; part of wave_mode
+
+
+def to_documents(configs: Sequence[Mapping[str, object]], fields: Mapping[str, FieldDef]) -> dict[str, dict]:
+    """tile-engine trait configs that select the kernels' values: one document per variant (by file name,
+    <variant>.json), each key with the values its kernels use, in the field's order. A trait config is a product
+    of its keys' values, so it selects those kernels and the other combinations of their values (a superset;
+    read back with --trait-config it is a filter that keeps every one of them). wave_mode is the scheduler, with
+    tile-engine's suffix _dsb where every kernel of that scheduler has the double LDS buffer."""
+    by_variant: dict[str, list[Mapping[str, object]]] = {}
+    for c in configs:
+        by_variant.setdefault(str(c["variant"]), []).append(c)
+    docs: dict[str, dict] = {}
+    for variant in (v for v in fields["variant"].values if v in by_variant):
+        kernels = by_variant[variant]
+        trait: dict[str, dict] = {}
+        tile: dict[str, dict] = {}
+        for name, field in fields.items():
+            if name in NOT_WRITTEN or not field.code or not all(name in k for k in kernels):
+                continue  # pads: the C++ ignores them (and CK's JSON has none)
+            used = {k[name] for k in kernels}
+            values = [v for v in field.values if v in used]
+            if name == "scheduler" and "double_smem_buffer" in fields:
+                values = [f"{v}_dsb" if all(k["double_smem_buffer"] for k in kernels if k["scheduler"] == v) else v
+                          for v in values]
+                (trait if name not in TILE_KEYS else tile)["wave_mode"] = {"values": values}
+                continue
+            (tile if name in TILE_KEYS else trait)[WRITTEN_KEYS.get(name, name)] = {"values": values}
+        docs[f"{variant}.json"] = {"variant": variant, "trait_config": trait, "tile_config": tile}
+    return docs

@@ -192,3 +192,28 @@ def test_results_render_as_text_when_printed():
     assert str(exp) == exp.text() and "✓ valid" in str(exp)
     report = space.coverage(set_name="tiny", objective="tiny")
     assert str(report) == report.text() and "tiny" in str(report)
+
+
+def test_results_render_through_rich_as_the_commands_print_them():
+    """__rich__: rich.print of an explanation or a coverage report shows the command's text, styled (on a console
+    as wide as its longest line: a narrower one wraps it, as it wraps any rich text)."""
+    import io
+
+    from rich.console import Console
+
+    space = Space(arch="gfx950")
+
+    def printed(obj) -> tuple[str, str]:
+        plain, ansi = io.StringIO(), io.StringIO()
+        Console(file=plain, width=2000, color_system=None).print(obj)
+        Console(file=ansi, width=2000, color_system="truecolor", force_terminal=True).print(obj)
+        return plain.getvalue(), ansi.getvalue()
+
+    exp = space.explain("grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_100x128x64_2x2x1_32x32x16",
+                        neighbours=0)
+    plain, ansi = printed(exp)
+    assert plain.rstrip("\n") == exp.text().rstrip("\n") and "✗ rejected" in plain
+    assert "\x1b[" in ansi  # styled: the verdict in colour
+    report = space.coverage(set_name="tiny", objective="tiny")
+    plain, _ = printed(report)
+    assert plain.rstrip("\n") == report.text().rstrip("\n")

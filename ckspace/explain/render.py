@@ -147,6 +147,20 @@ def text(exp: "Explanation", width: int = 120) -> str:
     return buffer.getvalue()
 
 
+def styled(exp: "Explanation", width: int = 120):
+    """The report as a rich renderable (styled Text), for Explanation.__rich__: printed by a rich console, it
+    looks as `ckspace explain` does."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    render(Console(file=buffer, highlight=False, soft_wrap=True, width=width, color_system="truecolor",
+                   force_terminal=True), exp)
+    return Text.from_ansi(buffer.getvalue().rstrip("\n"))
+
+
 _TRIPLE = re.compile(r"\d+(?:x\d+)+")
 
 

@@ -94,6 +94,12 @@ class Explanation:
         """The report `ckspace explain` prints, as plain text (print(space.explain(name)) shows it)."""
         return self.text()
 
+    def __rich__(self):
+        """The report `ckspace explain` prints, styled, for rich: `rich.print(space.explain(name))`."""
+        from .render import styled
+
+        return styled(self)
+
     def text(self, width: int = 120) -> str:
         """The report `ckspace explain` prints, as plain text `width` columns wide (names are never wrapped)."""
         from .render import text

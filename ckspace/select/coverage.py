@@ -160,6 +160,12 @@ class Report:
         """The report `ckspace coverage` prints (print(space.coverage(...)) shows it)."""
         return self.text()
 
+    def __rich__(self):
+        """The report as `ckspace coverage` prints it, for rich: `rich.print(space.coverage(names))`."""
+        from rich.text import Text
+
+        return Text(self.text().rstrip("\n"))
+
     def text(self, max_items: int = 40, summary: bool = False) -> str:
         """The report as `ckspace coverage` prints it: per goal covered/total and up to `max_items` uncovered items
         (0: all of them); `summary`: the tables, and how many items are uncovered instead of the list."""

@@ -496,7 +496,8 @@ class Space(KernelSpace):
                unit_size: int = 1, jobs: int | None = None, budget: float | None = None,
                compiler: str | None = None, ck_include: str | Path | None = None,
                log: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
-               compile_timeout: float | None = None) -> "VerifyResult":
+               compile_timeout: float | None = None,
+               progress: Callable[[int, int, str], None] | None = None) -> "VerifyResult":
         """Compile kernels device-only (units of `unit_size`, a failing unit bisected to its kernels) in `workdir`
         (kept: a run resumes), read each object's ISA, and group the failures into proposed rules, as
         `ckspace verify` does. A kernel without a matrix instruction is a failure (no-matrix)."""
@@ -504,8 +505,7 @@ class Space(KernelSpace):
 
         return V.verify(self, list(configs), Path(workdir), revision=revision, unit_size=unit_size, jobs=jobs,
                         budget=budget, compiler=compiler, ck_include=None if ck_include is None else str(ck_include),
-                        log=log, warn=warn,
-                        compile_timeout=compile_timeout)
+                        log=log, warn=warn, compile_timeout=compile_timeout, progress=progress)
 
     def ck_config_documents(self, configs: Iterable[Mapping[str, object]],
                             set_dir: str) -> tuple[dict[str, dict], list[str]]:

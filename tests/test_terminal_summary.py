@@ -80,3 +80,31 @@ def test_a_long_text_on_a_terminal_goes_through_the_pager() -> None:
     os.close(primary)
     lines = b"".join(chunks).decode().splitlines()
     assert lines[0].startswith("PAGED ") and len(lines) == 2, lines[:5]
+
+
+def _stderr_on_a_terminal(code: str) -> str:
+    """What `code` writes to stderr when stderr is a pseudo-terminal."""
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=secondary, stdout=subprocess.DEVNULL, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "CKSPACE_NO_SPINNER": ""})
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=60) == 0
+    os.close(primary)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_wait_over_a_second_shows_a_spinner_and_a_short_one_nothing() -> None:
+    slow = _stderr_on_a_terminal("import time\nfrom ckspace.cli.console import waiting\n"
+                                 "with waiting('solving the slow one'):\n    time.sleep(1.6)\n")
+    fast = _stderr_on_a_terminal("import time\nfrom ckspace.cli.console import waiting\n"
+                                 "with waiting('solving the fast one'):\n    time.sleep(0.2)\n")
+    assert "solving the slow one" in slow and "solving the fast one" not in fast

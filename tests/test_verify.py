@@ -632,3 +632,21 @@ def test_kernels_that_differ_only_in_pads_are_compiled_once(tmp_path, capsys, mo
     again = json.loads(capsys.readouterr().out)
     assert again["compiles"] == 0 and called.read_text().count("\n") == 1
     assert {k["name"]: k["status"] for k in again["kernels"]} == dict.fromkeys(more, "ok")
+
+
+def test_verify_reports_its_progress_with_rounds_failures_and_time_left(tmp_path):
+    """progress(done, total, description) from the first unit that ends: kernels done never go back, the last
+    report has every kernel done, and each says the round and the failures (a kernel broken on purpose)."""
+    space, configs = _kernels("gfx950", 4)
+    fake = tmp_path / "fakecc"
+    fake.write_text(fake_compiler_script(16))
+    fake.chmod(0o755)
+    (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
+    seen: list[tuple[int, int, str]] = []
+    result = V.verify(space, configs, tmp_path / "v", revision="2025.11", unit_size=2, jobs=1, compiler=str(fake),
+                      ck_include=str(tmp_path / "inc"), progress=lambda d, t, s: seen.append((d, t, s)))
+    assert {k.status for k in result.kernels} == {"ok"}
+    assert seen and [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
+    assert seen[-1][:2] == (4, 4) and all(t == 4 for _, t, _ in seen)
+    assert all(s.startswith(f"round ") and "0 failed" in s for _, _, s in seen)
+    assert any(" left" in s for d, _, s in seen if 0 < d < 4)  # an estimate while kernels remain

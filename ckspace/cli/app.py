@@ -337,6 +337,7 @@ def _documents_out(args: argparse.Namespace) -> int:
 
 def _enumerate(args: argparse.Namespace, space, started: float, imported: float) -> int:
     from . import output
+    from .console import waiting
     from ..spec import is_selection
 
     # On a terminal without --format: the per-stratum summary and a hint, not a table of thousands of rows
@@ -345,8 +346,9 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
     t_out = 0.0
     selected = None
     if is_selection(args.set) or args.objective or args.stable_from:
-        selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
-                                variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
+        with waiting(f"selecting {args.set} on {args.arch}"):
+            selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
+                                    variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
         if args.stable_from:
             _churn(args.stable_from, selected)
     if args.count_by is not None:
@@ -356,8 +358,9 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
     elif args.count:
         strata = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype}
         if selected is None:
-            counts = space.count(**strata, where=args.where)
-            cpp = space.count_cpp(**strata, where=args.where, counts=counts)
+            with waiting(f"counting {args.set} on {args.arch}"):
+                counts = space.count(**strata, where=args.where)
+                cpp = space.count_cpp(**strata, where=args.where, counts=counts)
         else:
             counts = space.strata_counts(selected, **strata)
             cpp = space.strata_cpp_counts(selected, **strata)
@@ -389,7 +392,8 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
         source = selected if selected is not None else space.enumerate(**filters)
         t0 = time.perf_counter()
         if fmt == "summary" and selected is None and space.may_be_open():  # the open space: counted, not listed
-            counts = space.count(**filters)
+            with waiting(f"counting {args.set} on {args.arch}"):
+                counts = space.count(**filters)
             _summary(space, list(source) if sum(counts.values()) <= SUMMARY_NAMES else None, args, title, counts)
         elif fmt == "summary":
             _summary(space, list(source), args, title)

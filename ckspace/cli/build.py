@@ -245,7 +245,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     err = _console(stderr=True)
     progress = Progress(TextColumn("[bold]compile"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.description}"), console=err, transient=False)
-    task = None
+    # The task, and its timer, start with the build: ninja says nothing until its first compile ends (minutes)
+    units = len({k.get("unit") for k in tree.kernels.values() if k.get("unit")}) * len(tree.build_archs(archs))
+    # (on a terminal; a log gets the bar once the first compile ends, as before, and none for a build refused first)
+    at_once = f"up to {args.jobs} units at once" if args.jobs else "units in parallel (ninja's -j)"
+    task = (progress.add_task(f"compiling, {at_once}; ninja reports each when it ends", total=units or None)
+            if err.is_terminal else None)
 
     def on_progress(done: int, total: int, desc: str) -> None:
         nonlocal task

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -58,3 +58,48 @@ def page(text: str) -> None:
         subprocess.run(argv, input=text, text=True, check=False)
     except OSError:
         out.write(text)
+
+
+class waiting:
+    """`with waiting("solving tests"):` shows a spinner on a terminal's stderr once the wait passes a second (a
+    shorter one shows nothing), and clears it when the block ends. Wrap the work, not the printing of its answer."""
+
+    DELAY = 1.0
+
+    def __init__(self, message: str):
+        import threading
+
+        self.message = message
+        self._status: Any = None  # a rich Status once shown
+        self._timer: "threading.Timer | None" = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "waiting":
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        if tty and os.environ.get("CKSPACE_NO_SPINNER", "") == "":
+            import threading
+
+            self._timer = threading.Timer(self.DELAY, self._start)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._timer is None:
+                return  # the block ended first
+            self._status = console(stderr=True).status(f"[dim]{self.message}[/dim]", spinner="dots")
+            self._status.start()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is None:
+            return
+        with self._lock:
+            self._timer.cancel()
+            self._timer = None
+            if self._status is not None:
+                self._status.stop()
+                self._status = None

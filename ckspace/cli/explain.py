@@ -93,7 +93,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     elif batch:
         status = _batch(explainer, sys.stdin, args.format, n, args.verbose)
     else:
-        exp = explainer.explain(args.name, neighbours=n)
+        from .console import waiting
+
+        with waiting(f"explaining {args.name.strip()[:60]} (the nearest valid kernels: a solve)"):
+            exp = explainer.explain(args.name, neighbours=n)
         if args.format == "json":
             print(json.dumps(exp.to_json(), indent=1))
         else:

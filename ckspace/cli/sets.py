@@ -106,9 +106,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     else:
         space = space_from_args(args)
         names = read_names(args.file) if set_name is None else None
-        report = space.coverage(names, set_name=set_name, objective=args.objective, stable_from=args.stable_from,
-                                source="stdin" if args.file == "-" else str(args.file),
-                                where=getattr(args, "where", None))
+        from .console import waiting
+
+        with waiting(f"covering {set_name or args.file} against its objective"):
+            report = space.coverage(names, set_name=set_name, objective=args.objective,
+                                    stable_from=args.stable_from,
+                                    source="stdin" if args.file == "-" else str(args.file),
+                                    where=getattr(args, "where", None))
     if args.format == "json":
         sys.stdout.write(report.json())
     else:  # on a terminal a summary unless asked for the list; a pipe gets the list
@@ -149,9 +153,12 @@ def cmd_sample(args: argparse.Namespace) -> int:
     space = space_from_args(args)
     # a catalog without curation (the open space) is sampled without listing it; any other set is listed; a bad
     # --stratify fails before any solving
-    picked, total = space.sample_of(args.n, seed=seed, stratify=args.stratify, set_name=args.set_name,
-                                    objective=args.objective, stable_from=args.stable_from, variant=args.variant,
-                                    ndim=args.ndim, dtype=args.dtype, where=args.where)
+    from .console import waiting
+
+    with waiting(f"sampling {args.n:,} kernel(s) of {args.set_name or 'full'}"):
+        picked, total = space.sample_of(args.n, seed=seed, stratify=args.stratify, set_name=args.set_name,
+                                        objective=args.objective, stable_from=args.stable_from,
+                                        variant=args.variant, ndim=args.ndim, dtype=args.dtype, where=args.where)
     if len(picked) < args.n:  # asked for more than there are: say so rather than return fewer in silence
         print(f"ckspace: warning: {args.set_name} has {total:,} kernel(s) here, fewer than -n {args.n:,}: "
               "all of them are listed", file=sys.stderr)

@@ -11,6 +11,7 @@ usage; 130/143 interrupted (the verdicts so far are kept in the work directory, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -168,10 +169,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
     log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}"
         f"{f', {family} on' if family else ''}) in {workdir}")
-    result = space.verify(configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
-                          budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
-                          warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
-                          compile_timeout=args.compile_timeout)
+    with _progress(err, len(configs)) as progress:
+        result = space.verify(configs, workdir, revision=rev, unit_size=args.unit_size, jobs=args.jobs,
+                              budget=args.budget, compiler=args.compiler, ck_include=args.ck_include, log=log,
+                              warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                              compile_timeout=args.compile_timeout, progress=progress)
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=1))
     else:
@@ -254,10 +256,11 @@ def _audit(args: argparse.Namespace, space, rev: str, seed, filters, workdir: Pa
         return 0
     log(f"auditing {len(names)} kernel(s) for {space.arch} (CK API {rev}) in {workdir}")
     order = plan.interleaved()  # a budget that cuts the run leaves every section a share of its kernels
-    result = space.verify([configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
-                          jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
-                          log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
-                          compile_timeout=args.compile_timeout)
+    with _progress(_console(), len(order)) as progress:
+        result = space.verify([configs[n] for n in order], workdir, revision=rev, unit_size=args.unit_size,
+                              jobs=args.jobs, budget=args.budget, compiler=args.compiler, ck_include=args.ck_include,
+                              log=log, warn=lambda line: print(f"warning: {line}", file=sys.stderr, flush=True),
+                              compile_timeout=args.compile_timeout, progress=progress)
     rep = space.audit(plan, result, configs)
     if args.format == "json":
         print(json.dumps({"audit": rep.to_json(), "verify": result.to_json()}, indent=1))
@@ -386,3 +389,24 @@ def _print_text(result, rev: str, compiler: str | None = None) -> None:
         for i, p in enumerate(result.proposals, 1):
             print(f"\n# {len(p.kernels)} kernel(s): {p.error}")
             print(p.rule_text(family, i, result.arch, result.toolchain or (compiler or ""), rev))
+
+
+@contextlib.contextmanager
+def _progress(err, kernels: int):
+    """A progress bar on a terminal's stderr from the first second: kernels compiled of those to compile (cached
+    verdicts are not among them), the round, the failures and an estimate of the time left. None elsewhere (a log
+    gets the final report only)."""
+    if not err.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"), console=err, transient=False)
+    task = bar.add_task(f"emitting {kernels:,} kernel(s), then the first round", total=None)
+
+    def update(done: int, total: int, desc: str) -> None:
+        bar.update(task, completed=done, total=total, description=desc)
+
+    with bar:
+        yield update

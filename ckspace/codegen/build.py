@@ -328,12 +328,12 @@ def _follow(proc: subprocess.Popen, output: list[str], progress: Callable[[int, 
         if line.startswith(STATUS_PREFIX):
             head, _, desc = line[len(STATUS_PREFIX):].partition("] ")
             try:
-                finished, total, _running = (int(x) for x in head.split())
+                finished, total, running = (int(x) for x in head.split())
             except ValueError:
                 output.append(line)
                 continue
-            if progress:
-                progress(finished, total, desc)
+            if progress:  # ninja (in a pipe) says a step when it ends: the ones still running are `running`
+                progress(finished, total, f"{running} running · done: {desc}" if running else f"done: {desc}")
             continue
         output.append(line)
     proc.wait()

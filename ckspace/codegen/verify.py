@@ -391,8 +391,15 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             after_emit(work)
         _drop_objects_without_assembly(work, arch, len(units))
         offset = _size(log_path) if log_path is not None else 0
+        round_kernels = sum(len(u) for u in units)
+
+        def unit_done(finished: int, of: int, desc: str, before: int = done) -> None:
+            if progress is not None:  # a unit of the round ended: its kernels' share of the round, as a count
+                _report(progress, before + round_kernels * finished // max(of, 1), total, result, verdicts, started)
+
         built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
-                        deadline=deadline, measure=log_path, isa=True, compile_timeout=compile_timeout)
+                        deadline=deadline, measure=log_path, isa=True, compile_timeout=compile_timeout,
+                        progress=unit_done)
         result.toolchain = built.toolchain
         seconds = _unit_seconds(work)
         measured = _measured(log_path, offset) if log_path is not None else {}
@@ -458,7 +465,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             result.stopped = f"--budget {budget:.0f}s spent"
             break
         if progress is not None:
-            progress(done, total, f"{sum(1 for v in verdicts.values() if v.status == 'failed')} failed")
+            _report(progress, done, total, result, verdicts, started)
     for lead, others in followers.items():
         got = verdicts.get(lead)
         if got is None or got.status in ("not-run", "timed-out"):
@@ -484,6 +491,22 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                                 if k.status in FAILURES],
                                [by_name[k.name] for k in result.kernels if k.status == "ok"])
     return result
+
+
+def _report(progress: Callable[[int, int, str], None], done: int, total: int, result: "VerifyResult",
+            verdicts: Mapping[str, "KernelResult"], started: float) -> None:
+    """Where the run is: kernels done of those to compile, the round, the failures so far and the time left at the
+    pace so far."""
+    failed = sum(1 for v in verdicts.values() if v.status in FAILURES)
+    spent = time.monotonic() - started
+    left = "" if not 0 < done < total else f" · about {_duration(spent / done * (total - done))} left"
+    progress(min(done, total), total, f"round {result.rounds} · {failed} failed{left}")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def derived_int(space, config: Mapping[str, object], name: str) -> int | None:

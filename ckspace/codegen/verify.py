@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from . import build as B
+from .units import cpp_groups
 from .rusage import TIMEOUT_TEXT
 from . import isa
 from .emit import emit
@@ -359,8 +360,6 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             pending.append(n)
     # One compile per distinct C++: kernels that differ only in fields the C++ ignores (pad_m/n/k) take the verdict
     # of the first of them compiled, or known from an earlier run
-    from .units import cpp_groups
-
     followers: dict[str, list[str]] = {}
     for group in cpp_groups([by_name[n] for n in names], space.data.fields).values():
         known = next((n for n in group if n in verdicts), None)
@@ -471,7 +470,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         if got is None or got.status in ("not-run", "timed-out"):
             continue  # no verdict to share (the next run compiles the lead again)
         for n in others:
-            verdicts[n] = dataclasses.replace(got, name=n, same_cpp_as=lead, isa=got.isa)
+            verdicts[n] = dataclasses.replace(got, name=n, same_cpp_as=lead)
             results[keys[n]] = {"status": got.status, "error": got.error, "seconds": got.seconds,
                                 "unit_size": got.unit_size, "peak_mib": got.peak_mib, "isa": got.isa,
                                 "isa_error": got.isa_error}

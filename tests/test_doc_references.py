@@ -60,3 +60,17 @@ def test_the_check_finds_a_stale_reference() -> None:
     assert stale("see ckspace.names.parse_name, ckspace.toolchain and ckspace/solve/solver.py", known) == \
         ["ckspace.names.parse_name", "ckspace.toolchain", "ckspace/solve/solver.py"]
     assert stale("ckspace.rules.names.parse_name, ckspace/solve/plan.py, ckspace.space", known) == []
+
+
+def test_the_docs_emit_examples_build_with_the_registry_toolchain() -> None:
+    """Issue 28: the registry toolchain ships CK Tile 2025.11 headers, which cannot compile the newest API's C++;
+    every `ckspace emit` command and `.emit(` call the README and docs/ show says --ck-api 2025.11 (or brings its
+    own CK with --ck-include)."""
+    shown = []
+    for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for line in path.read_text().splitlines():
+            if re.match(r"\s*(\$ )?ckspace emit ", line) or re.search(r"\.emit\(", line):
+                shown.append((path.name, line))
+    assert shown
+    bad = [(f, line) for f, line in shown if "2025.11" not in line and "--ck-include" not in line]
+    assert not bad, bad

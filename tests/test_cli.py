@@ -198,29 +198,13 @@ def test_enumerate_on_a_terminal_shows_the_summary_not_a_table_of_every_kernel()
     """Issue 14: on a terminal (a pseudo-terminal here) the main command prints the per-stratum counts and how to get
     the names, in the order --count uses, and no 14,048-row table; a short list is printed under its summary."""
     import os
-    import pty
-    import subprocess
     import sys
 
+    from test_terminal_summary import on_a_terminal as run_on_a_terminal
+
     def on_a_terminal(*args: str) -> str:
-        leader, follower = pty.openpty()
         env = {**os.environ, "COLUMNS": "120", "LINES": "40", "NO_COLOR": "1"}
-        proc = subprocess.Popen([sys.executable, "-m", "ckspace", *args], stdout=follower, stderr=follower,
-                                stdin=subprocess.DEVNULL, env=env)
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        proc.wait(timeout=120)
-        os.close(leader)
-        assert proc.returncode == 0
-        return b"".join(chunks).decode(errors="replace")
+        return run_on_a_terminal([sys.executable, "-m", "ckspace", *args], env, ("stdout", "stderr"))
 
     text = on_a_terminal("enumerate", "--arch", "gfx950")
     lines = text.splitlines()

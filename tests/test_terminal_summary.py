@@ -59,47 +59,39 @@ def test_coverage_on_a_terminal_counts_what_the_pipe_lists(terminal, capsys) -> 
     assert summary.splitlines()[:3] == full.splitlines()[:3]  # the same report, less the lists
 
 
-def test_a_long_text_on_a_terminal_goes_through_the_pager() -> None:
-    """A real pseudo-terminal: the pager (here `sed`, printing a marker and 2 lines) gets the text."""
+def on_a_terminal(argv: list[str], env: dict[str, str], streams: tuple[str, ...] = ("stdout",)) -> str:
+    """What a process writes to `streams` ("stdout", "stderr") when they are a pseudo-terminal; it must exit 0.
+    (The other stream is discarded.)"""
     primary, secondary = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CKSPACE_PAGER": "sed -n '1s/^/PAGED /p;2p'", "LINES": "20",
-           "COLUMNS": "100"}
-    proc = subprocess.Popen([sys.executable, "-m", "ckspace", "rules", "--full"], stdout=secondary,
-                            stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    pipes = {s: (secondary if s in streams else subprocess.DEVNULL) for s in ("stdout", "stderr")}
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, cwd=ROOT, env=env, **pipes)
     os.close(secondary)
     chunks = []
     while True:
         try:
             data = os.read(primary, 65536)
-        except OSError:
+        except OSError:  # the terminal closed: the process ended
             break
         if not data:
             break
         chunks.append(data)
-    assert proc.wait(timeout=60) == 0
+    assert proc.wait(timeout=120) == 0
     os.close(primary)
-    lines = b"".join(chunks).decode().splitlines()
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_long_text_on_a_terminal_goes_through_the_pager() -> None:
+    """A real pseudo-terminal: the pager (here `sed`, printing a marker and 2 lines) gets the text."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CKSPACE_PAGER": "sed -n '1s/^/PAGED /p;2p'", "LINES": "20",
+           "COLUMNS": "100"}
+    lines = on_a_terminal([sys.executable, "-m", "ckspace", "rules", "--full"], env).splitlines()
     assert lines[0].startswith("PAGED ") and len(lines) == 2, lines[:5]
 
 
 def _stderr_on_a_terminal(code: str) -> str:
     """What `code` writes to stderr when stderr is a pseudo-terminal."""
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", code], stderr=secondary, stdout=subprocess.DEVNULL, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), "CKSPACE_NO_SPINNER": ""})
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            data = os.read(primary, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    assert proc.wait(timeout=60) == 0
-    os.close(primary)
-    return b"".join(chunks).decode(errors="replace")
+    return on_a_terminal([sys.executable, "-c", code], {**os.environ, "PYTHONPATH": str(ROOT),
+                                                         "CKSPACE_NO_SPINNER": ""}, ("stderr",))
 
 
 def test_a_wait_over_a_second_shows_a_spinner_and_a_short_one_nothing() -> None:

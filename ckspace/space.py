@@ -377,14 +377,7 @@ class Space(KernelSpace):
         >>> sum(space.strata_cpp_counts(space.select("tiny")).values()) == len(space.select("tiny"))
         True
         """
-        free = {f.name for f in self.data.fields.values() if not f.code} | {"name"}
-        keys: dict[Stratum, set[tuple]] = {s: set() for s in self.strata(variant=variant, ndim=ndim, dtype=dtype)}
-        index: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in keys}
-        for cfg in configs:
-            stratum = index.get((cfg["variant"], cfg["ndim"], cfg["dtype"]))
-            if stratum is not None:
-                keys[stratum].add(tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in free)))
-        return {s: len(k) for s, k in keys.items()}
+        return self._cpp_counts(configs, self.strata(variant=variant, ndim=ndim, dtype=dtype))
 
     def count_by(self, keys: str | Sequence[str], *, configs: Iterable[Mapping[str, object]] | None = None,
                  variant=None, ndim=None, dtype=None, where: str | None = None) -> list[tuple[tuple, int]]:

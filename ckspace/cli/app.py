@@ -322,7 +322,8 @@ def _documents_out(args: argparse.Namespace) -> int:
         target = check_inside(root, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode())
-    files = f"{len(docs)} {'CK config' if args.format == 'ck-config' else 'trait config'} file{'s' if len(docs) != 1 else ''}"
+    kind = "CK config" if args.format == "ck-config" else "trait config"
+    files = f"{len(docs)} {kind} file{'s' if len(docs) != 1 else ''}"
     if args.format == "ck-config":
         kernels = sum(len(d["instances"]) for d in docs.values())
         print(f"ckspace: wrote {kernels:,} kernels in {files} under {args.output}", file=sys.stderr)

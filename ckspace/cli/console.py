@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -17,13 +18,18 @@ if TYPE_CHECKING:  # pragma: no cover
 PIPE_WIDTH = 100_000  # wide enough for any table of ckspace; tables do not expand, so this is never filled
 
 
+def is_terminal(stream) -> bool:
+    """Whether `stream` is a terminal; a closed or unusual stream counts as a pipe."""
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def pipe_width(stream) -> int | None:
     """The width to give rich for `stream`: None (rich asks the terminal) on a terminal or where $COLUMNS is set."""
-    try:
-        if stream is not None and stream.isatty():
-            return None
-    except (AttributeError, ValueError):  # a closed or unusual stream: treat it as a pipe
-        pass
+    if is_terminal(stream):
+        return None
     return None if os.environ.get("COLUMNS", "").strip().isdigit() else PIPE_WIDTH
 
 
@@ -43,10 +49,7 @@ def page(text: str) -> None:
     import subprocess
 
     out = sys.stdout
-    try:
-        tty = out.isatty()
-    except (AttributeError, ValueError):
-        tty = False
+    tty = is_terminal(out)
     rows = shutil.get_terminal_size().lines
     command = os.environ.get("CKSPACE_PAGER", os.environ.get("PAGER", "less -FRX"))
     argv = shlex.split(command) if command.strip() else []
@@ -67,21 +70,13 @@ class waiting:
     DELAY = 1.0
 
     def __init__(self, message: str):
-        import threading
-
         self.message = message
         self._status: Any = None  # a rich Status once shown
-        self._timer: "threading.Timer | None" = None
+        self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
 
     def __enter__(self) -> "waiting":
-        try:
-            tty = sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            tty = False
-        if tty and os.environ.get("CKSPACE_NO_SPINNER", "") == "":
-            import threading
-
+        if is_terminal(sys.stderr) and os.environ.get("CKSPACE_NO_SPINNER", "") == "":
             self._timer = threading.Timer(self.DELAY, self._start)
             self._timer.daemon = True
             self._timer.start()

@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fields", help="list the fields of a kernel with their values, and the derived quantities",
                        description="List every field of a kernel (its family: gemm, depthwise or both; its type; its "
                                    "values; what it means; its key in CK's JSON configs; where the C++ takes it; "
-                                   "whether it changes the C++ at all) and every derived quantity with its formula: the names --where filters "
+                                   "whether it changes the C++ at all) and every derived quantity with its "
+                                   "formula: the names --where filters "
                                    "on and the columns of --format csv. Give names to show only those.")
     p.add_argument("names", nargs="*", metavar="NAME", help="only these fields or derived quantities")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default) or json")

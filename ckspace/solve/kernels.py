@@ -282,13 +282,7 @@ class KernelSpace:
         strata = self.strata(variant=variant, ndim=ndim, dtype=dtype)
         node = self.parse_where(where)
         if self.catalog.listed:
-            seen: dict[Stratum, set[tuple]] = {st: set() for st in strata}
-            by_key: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
-            for cfg in self._listed(strata, node):
-                st = by_key[(cfg["variant"], cfg["ndim"], cfg["dtype"])]
-                free = {f.name for f in samecode.free_fields(self.model, st)} | {"name"}
-                seen[st].add(tuple(v for k, v in cfg.items() if k not in free))
-            return {st: len(keys) for st, keys in seen.items()}
+            return self._cpp_counts(self._listed(strata, node), strata)
         if counts is None:
             counts = self.count(variant=variant, ndim=ndim, dtype=dtype, where=where)
         digest = cache.key("count-cpp", self.data.digest, self._cache_options(strata, where))
@@ -311,6 +305,18 @@ class KernelSpace:
         if self.use_cache and solves:  # kept only where it took solving (the pads free or fixed need none)
             cache.store("count-cpp", digest, [[s.variant, s.ndim, s.dtype, c] for s, c in out.items()])
         return out
+
+    def _cpp_counts(self, configs: Iterable[Mapping[str, object]], strata: Sequence[Stratum]) -> dict[Stratum, int]:
+        """Distinct C++ kernels of `configs` per stratum (of `strata`; others are not counted): configs equal but for
+        the fields that do not change the C++ (fields.toml `code = false`) count once."""
+        free = {f.name for f in self.data.fields.values() if not f.code} | {"name"}
+        keys: dict[Stratum, set[tuple]] = {s: set() for s in strata}
+        index: dict[tuple[object, object, object], Stratum] = {(s.variant, s.ndim, s.dtype): s for s in strata}
+        for cfg in configs:
+            stratum = index.get((cfg["variant"], cfg["ndim"], cfg["dtype"]))
+            if stratum is not None:
+                keys[stratum].add(tuple(sorted((k, str(v)) for k, v in cfg.items() if k not in free)))
+        return {s: len(k) for s, k in keys.items()}
 
     def _listed(self, strata: Sequence[Stratum], node: E.Node | None) -> Iterator[dict[str, object]]:
         """The listed catalog's kernels of these strata that pass the filter; the configs that break a fact go to
@@ -475,7 +481,8 @@ def _outside_package() -> int:
     from types import FrameType
 
     root = str(Path(__file__).resolve().parent.parent)
-    frame: "FrameType | None" = sys._getframe(2)  # the function that warns (1 is this one's caller, whose frame warn counts as 1)
+    # the frame warn's stacklevel 2 names: the caller of the function that warns (this one's caller)
+    frame: "FrameType | None" = sys._getframe(2)
     level = 2
     while frame is not None and frame.f_code.co_filename.startswith(root):
         frame = frame.f_back

@@ -1,6 +1,8 @@
 """CK's curation tables (constraints/tables/ck/*.toml) turned into relations that rules can test membership in.
 
-CK states its choices as lookup tables with defaults, overrides and fallbacks (spec 3.2-3.10). This module resolves
+CK states its choices as lookup tables with defaults, overrides and fallbacks (CK's grouped_config_rules_full.py:
+_FWD_TILES and the other tile tables, the wave strategies, _WARP_MN_EXCEPTIONS, the vector strategies, the pipeline
+tables, VARIANT_FEATURES, DEPTHWISE_PARAMS; each `get_*` function there reads one). This module resolves
 those lookups once per arch into flat relations (`ck.tile`, `ck.wave_warp`, `ck.vec`, `ck.pipeline`,
 `ck.depthwise`); the rules in rules/ck-curation.toml then say "the config's columns are a row of that relation".
 """
@@ -43,7 +45,8 @@ CURATION_TABLES = ("tile", "wave_warp", "vec", "pipeline", "depthwise")  # ck.<n
 
 
 class CkCuration:
-    """Resolves CK's tables for one arch (the warp-tile fallback of spec 3.4 depends on the arch's facts)."""
+    """Resolves CK's tables for one arch (the warp-tile fallback of CK's get_wave_warp_pairs depends on the arch's
+    facts)."""
 
     def __init__(self, raw: dict[str, dict[str, Any]], arch_facts: dict[str, Any]):
         for part in ("tiles", "waves", "warp_tiles", "vectors", "pipelines", "features", "depthwise"):
@@ -62,7 +65,7 @@ class CkCuration:
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"tables/ck: cannot build ck.{name}: {type(exc).__name__} {exc}") from None
 
-    # -- tiles and features (3.2, 3.9) ---------------------------------------------------------------------------
+    # -- tiles and features (get_tiles, VARIANT_FEATURES) ---------------------------------------------------------
     def features(self, variant: str) -> list[dict[str, Any]]:
         return list(self.raw["features"].get("feature", {}).get(variant, []))
 
@@ -91,19 +94,23 @@ class CkCuration:
                 for dtype in DTYPES:
                     if not self.feature_allows(feature, dtype):
                         continue
-                    for ndim in (2, 3):  # FeatureSpec.ndims is never set (spec 3.9)
+                    for ndim in (2, 3):  # CK's FeatureSpec.ndims is never set
                         rows += [(variant, ndim, dtype, *parse_tile(t), *self.feature_key(feature)) for t in feature["tiles"]]
         return Relation.build("ck.tile", ("variant", "ndim", "dtype", "tile_m", "tile_n", "tile_k", *FEATURE_COLUMNS), rows,
-                              "spec 3.2 tile tables and 3.9 feature tile lists")
+                              "ROCm/composable_kernel@610e69bf dispatcher/codegen/grouped_conv/"
+                              "grouped_config_rules_full.py:47-72 "
+                              "_FWD_TILES, _BWD_DATA_TILES, _BWD_WEIGHT_TILES, "
+                              "109-115 get_tiles; 1199-1262 VARIANT_FEATURES (tile_override)")
 
-    # -- waves and warp tiles (3.3, 3.4) -----------------------------------------------------------------------------
+    # -- waves and warp tiles (get_wave_strategies, get_wave_warp_pairs) ---------------------------------------------
     def wave_strategies(self, variant: str, tile: str) -> list[tuple[int, int, int]]:
         waves = self.raw["waves"]
         names = waves.get("override", {}).get(variant, {}).get(tile) or waves["base"].get(tile) or ["SINGLE"]
         return [tuple(waves["strategies"][n]) for n in names]
 
     def warp_candidates(self, variant: str, tile: str, wave: tuple[int, int, int]) -> list[tuple[int, int]]:
-        """The curated warp (m, n) candidates of a (variant, tile, wave) in CK's order, before any filter (spec 3.4)."""
+        """The curated warp (m, n) candidates of a (variant, tile, wave) in CK's order, before any filter (CK's
+        _default_warp_mn and _WARP_MN_EXCEPTIONS, as get_warp_configs_for_tile_and_wave reads them)."""
         for exc in self.raw["warp_tiles"].get("exception", []):
             if exc["variant"] == variant and exc["tile"] == tile and tuple(exc["wave"]) == wave:
                 return [tuple(mn) for mn in exc["warp_mn"]]
@@ -137,7 +144,8 @@ class CkCuration:
                     kept.append((wave, mn))
         if kept:
             return kept
-        # Fallback (spec 3.4): no curated pair survived, so CK takes every tile_math pair, keeping (m, n) only.
+        # Fallback (CK's get_wave_warp_pairs): no curated pair survived, so CK takes every tile_math pair, keeping
+        # (m, n) only.
         return list(dict.fromkeys(self._tile_math_pairs((tm, tn, tk), dtype)))
 
     def _all_tiles(self, variant: str) -> list[str]:
@@ -156,9 +164,14 @@ class CkCuration:
                     for wave, mn in self.wave_warp_pairs(variant, dtype, tile):
                         rows.append((variant, dtype, *parse_tile(tile), *wave, *mn))
         cols = ("variant", "dtype", "tile_m", "tile_n", "tile_k", "wave_m", "wave_n", "wave_k", "warp_tile_m", "warp_tile_n")
-        return Relation.build("ck.wave_warp", cols, rows, "spec 3.3 wave strategies and 3.4 warp-tile choice (with fallback)")
+        return Relation.build("ck.wave_warp", cols, rows,
+                              "ROCm/composable_kernel@610e69bf dispatcher/codegen/grouped_conv/"
+                              "grouped_config_rules_full.py:184-263 "
+                              "_BASE_TILE_WAVE_STRATEGIES, _WAVE_STRATEGY_OVERRIDES, "
+                              "317-338 get_wave_strategies; 271-299 _WARP_MN_EXCEPTIONS, _default_warp_mn; "
+                              "464-502 get_wave_warp_pairs (fallback to every tile_math pair at 495-500)")
 
-    # -- vectors (3.6) ---------------------------------------------------------------------------------------------
+    # -- vectors (get_vec_strategies, get_extra_vec_triples) -------------------------------------------------------
     def vec_candidates(self, variant: str, tile: str, dclass: str) -> list[tuple[int, int, int]]:
         vec = self.raw["vectors"]
         table = vec["table"].get(variant, {})
@@ -176,9 +189,14 @@ class CkCuration:
                 for dtype in DTYPES:
                     rows += [(variant, dtype, *parse_tile(tile), *v) for v in self.vec_candidates(variant, tile, dtype_class(dtype))]
         cols = ("variant", "dtype", "tile_m", "tile_n", "tile_k", "vec_a", "vec_b", "vec_c")
-        return Relation.build("ck.vec", cols, rows, "spec 3.6 vector strategies and extra triples")
+        return Relation.build("ck.vec", cols, rows,
+                              "ROCm/composable_kernel@610e69bf dispatcher/codegen/grouped_conv/"
+                              "grouped_config_rules_full.py:612-719 "
+                              "_FWD_TILE_STRATEGIES, _BWD_DATA_TILE_STRATEGIES, "
+                              "_BWD_WEIGHT_TILE_STRATEGIES, 722-751 get_vec_strategies; 763-829 _EXTRA_VEC_TRIPLES, "
+                              "get_extra_vec_triples")
 
-    # -- pipelines (3.7, 3.9) -------------------------------------------------------------------------------------
+    # -- pipelines (get_pipelines_for_tile, VARIANT_FEATURES) ------------------------------------------------------
     def tile_pipelines(self, variant: str, tile: str, dtype: str) -> list[tuple[str, str]]:
         pip = self.raw["pipelines"]
         override = pip.get("override", {}).get(variant, {}).get(tile, {})
@@ -207,9 +225,16 @@ class CkCuration:
     def _build_pipeline(self) -> Relation:
         rows = [row for variant in VARIANTS for row in self._pipeline_rows(variant)]
         cols = ("variant", "dtype", "tile_m", "tile_n", "tile_k", *FEATURE_COLUMNS, "pipeline", "scheduler")
-        return Relation.build("ck.pipeline", cols, rows, "spec 3.7 pipeline tables and 3.9 feature pipeline overrides")
+        return Relation.build("ck.pipeline", cols, rows,
+                              "ROCm/composable_kernel@610e69bf dispatcher/codegen/grouped_conv/"
+                              "grouped_config_rules_full.py:855-991 "
+                              "_*_TILE_PIPELINES, _*_TILE_PIPELINES_DCLASS, "
+                              "994-1064 get_pipelines_for_tile; 1199-1262 VARIANT_FEATURES (pipeline_override)")
 
-    # -- depthwise (3.10) ----------------------------------------------------------------------------------------------
+    # -- depthwise (DEPTHWISE_PARAMS) --------------------------------------------------------------------------------
     def _build_depthwise(self) -> Relation:
         dw = self.raw["depthwise"]
-        return Relation.build("ck.depthwise", tuple(dw["columns"]), dw["rows"], "spec 3.10 depthwise parameter list")
+        return Relation.build("ck.depthwise", tuple(dw["columns"]), dw["rows"],
+                              "ROCm/composable_kernel@610e69bf dispatcher/codegen/grouped_conv/"
+                              "grouped_config_rules_full.py:1425-1449 "
+                              "DEPTHWISE_PARAMS, 1452-1470 get_depthwise_configs")

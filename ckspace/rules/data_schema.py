@@ -203,7 +203,8 @@ CK_DEPTHWISE = Table({
     "columns": ListOf(IDENT, 1, unique=True),
     "rows": ListOf(ListOf(SCALAR, what="a row: a list of integers, strings or true/false")),
 }, required=("columns", "rows"), checks=(rows_match(),))
-# CK's generation order (spec 3.1), read by ckspace.select.ckorder for CK's full-tests and tiny procedures
+# CK's generation order (the loops of CK's grouped_config_rules_full.py get_configs), read by ckspace.select.ckorder
+# for CK's full-tests and tiny procedures
 CK_ORDER = Table({
     "variants": ListOf(NAME, 1, unique=True),
     "ndims": ListOf(Int(1, 3), 1, unique=True),

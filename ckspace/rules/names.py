@@ -1,4 +1,5 @@
-"""CK's kernel-name grammar (spec section 8): parse a name into fields and format fields into a name.
+"""CK's kernel-name grammar (CK's unified_grouped_conv_codegen.py GroupedConvKernelConfig.name and
+DepthwiseConvKernelConfig.name): parse a name into fields and format fields into a name.
 
 Parsing is syntactic on purpose: a well-formed name with values that make no valid kernel (pipeline compv5, tile
 96x64x32, dtype fp8) still parses, because the model, not the parser, explains why such a kernel is invalid.

@@ -1,17 +1,18 @@
-"""CK's generation order of the `full` rule set (spec 3.1) as a sort key over ckspace's configs.
+"""CK's generation order of the `full` rule set (the loops of CK's grouped_config_rules_full.py get_configs) as a
+sort key over ckspace's configs.
 
-ckspace states `full` as constraints and lists it sorted by name; CK's `full-tests` and `tiny` subsets (spec 5, 6)
-are every-fifth picks over CK's own emission order. `CkOrder.key` gives each config of ckspace's `full` its place in
-that order, computed from the curation tables (constraints/tables/ck/*.toml, list orders as CK's) and the loop order
-in tables/ck/order.toml:
+ckspace states `full` as constraints and lists it sorted by name; CK's `full-tests` and `tiny` subsets (CK's
+grouped_config_rules_full_tests.py _select_test_configs, _select_tiny_configs) are every-fifth picks over CK's own
+emission order. `CkOrder.key` gives each config of ckspace's `full` its place in that order, computed from the
+curation tables (constraints/tables/ck/*.toml, list orders as CK's) and the loop order in tables/ck/order.toml:
 
 variant -> ndim -> dtype -> block (the base block, then each FeatureSpec in list order) -> tile (the block's tile
 list) -> (wave, warp m x n) pair -> vec triple (ascending) -> (pipeline, scheduler) -> specialization; the
 depthwise configs follow all of `depthwise_after`'s GEMM loops, param-major, then dtype.
 
 The (wave, warp) pairs of a tile come in the curated order (wave strategies, then each wave's warp candidates). When
-no curated pair survives for a tile, CK's fallback (spec 3.4) walks tile_math's pairs instead: the arch's warp tiles in
-table order, for each one wave_m descending, then wave_n descending, then wave_k ascending (CK's
+no curated pair survives for a tile, CK's fallback (get_wave_warp_pairs) walks tile_math's pairs instead: the arch's
+warp tiles in table order, for each one wave_m descending, then wave_n descending, then wave_k ascending (CK's
 tile_math.get_valid_wave_warp_pairs); a repeat (m, n) from a later warp tile is dropped by CK's dedup, so a pair sits
 where its (m, n) first occurs. A fallback pair is never a curated candidate (it would have survived the curated
 filters), so whether a config's pair is a curated candidate tells which of the two orders its tile followed.
@@ -38,7 +39,7 @@ class CkOrder:
 
     def __init__(self, data: DataSet, arch: str):
         if "order" not in data.ck_raw:
-            raise DataError("tables/ck/order.toml is missing (CK's generation order, spec 3.1)")
+            raise DataError("tables/ck/order.toml is missing (CK's generation order, grouped_config_rules_full.py get_configs)")
         order = data.ck_raw["order"]
         self.curation = CkCuration(data.ck_raw, data.archs[arch])
         self.arch = data.archs[arch]

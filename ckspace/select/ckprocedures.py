@@ -1,4 +1,5 @@
-"""CK's own subset procedures over its `full` list: `full-tests` (spec 5) and `tiny` (spec 6).
+"""CK's own subset procedures over its `full` list: `full-tests` and `tiny` (CK's grouped_config_rules_full_tests.py
+_select_test_configs and _select_tiny_configs).
 
 Both are deterministic picks over CK's generation order (no seed): every fifth config per category plus a
 (pipeline, scheduler) fix-up, then the first config of each (category, ndim) group. They are CK's sets, reproduced
@@ -25,7 +26,7 @@ TINY_MIN = 10  # tiny fills round-robin up to this many when there are fewer gro
 
 
 def category(config: Config) -> str:
-    """The category of spec 5, step 1: the first rule that matches, with the config's dtype (fp16 without one).
+    """The category of CK's _classify_config: the first rule that matches, with the config's dtype (fp16 without one).
 
     Variant and ndim are not part of it, so `regular` mixes forward, bwd_data and bwd_weight, and a merged-groups
     two-stage config is `merged_groups`."""
@@ -66,7 +67,7 @@ def _facts(config: Config) -> Facts:
 
 
 def ck_full_tests(configs: Sequence[Config]) -> list[Any]:
-    """CK's `full-tests` (spec 5) of `configs`, which must be `full` in CK's generation order.
+    """CK's `full-tests` (_select_test_configs) of `configs`, which must be `full` in CK's generation order.
 
     Per category, the members of rank 4, 9, 14, ... (the first one if it has fewer than five); then, per (variant,
     dtype) of the GEMM configs, the first config of each (pipeline, scheduler) pair that the pick missed. The result
@@ -105,8 +106,9 @@ def _covered(facts: Sequence[Facts], picked: set[int]) -> set[tuple[Any, ...]]:
 
 
 def ck_tiny(full_tests: Sequence[Config]) -> list[Any]:
-    """CK's `tiny` (spec 6) of a `full-tests` list: the first config of each (category, ndim) group, groups in order
-    of first appearance; with fewer than ten groups, the 2nd of each group, then the 3rd, ... up to ten."""
+    """CK's `tiny` (_select_tiny_configs) of a `full-tests` list: the first config of each (category, ndim) group,
+    groups in order of first appearance; with fewer than ten groups, the 2nd of each group, then the 3rd, ... up to
+    ten."""
     groups: dict[tuple[str, int], list[Config]] = {}
     for config in full_tests:
         groups.setdefault((category(config), int(config["ndim"])), []).append(config)

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # cold run) never does.
 
 SELECTED_SETS = ("tests", "tiny")  # coverage-optimal subsets of a catalog (`--over`, default full), by objective
-CK_PROCEDURES = ("ck-full-tests", "ck-tiny")  # CK's own subsets of full, by its every-fifth procedures (spec 5, 6)
+# CK's own subsets of full, by its every-fifth procedures (CK's grouped_config_rules_full_tests.py)
+CK_PROCEDURES = ("ck-full-tests", "ck-tiny")
 
 
 def is_selection(set_name: str | None) -> bool:

@@ -353,7 +353,8 @@ class KernelSpace:
         return solve.plan(self.model, st, [folded] if folded != E.Const(True) else [])
 
     def _spelling(self, st: Stratum) -> dict[str, object]:
-        """The catalog's spelling of the layout token (spec 12.2): ndhwgc or nhwgc for a 3D GEMM kernel."""
+        """The catalog's spelling of the layout token: ndhwgc or nhwgc for a 3D GEMM kernel (one kernel, two spellings:
+        the C++ takes its layouts from ndim, and CK's full and default spell 3D nhwgc, its JSON configs ndhwgc)."""
         if st.ndim == 3 and st.kind == "gemm" and self.catalog.layout_3d != "nhwgc":
             return {"layout": self.catalog.layout_3d}
         return {}

@@ -1,4 +1,5 @@
-"""The build's one step beyond pyproject.toml: compile the installed rule data (ckspace.rules.compiled).
+"""The build's one step beyond pyproject.toml: compile the installed rule data (ckspace.rules.compiled), then ship
+the answers of the plain listings (ckspace.cli.ship).
 
 After build_py has copied the package, the data files it ships in ckspace/constraints are loaded once and pickled
 beside them, as pip compiles the code to .pyc: a cold ckspace process then reads one file instead of parsing 30 TOML
@@ -31,6 +32,11 @@ class BuildPyWithCompiledData(build_py):
         done = subprocess.run([sys.executable, "-m", "ckspace.rules.compile_data", str(constraints)], env=env, cwd=lib,
                               capture_output=True, text=True)
         print((done.stdout + done.stderr).strip())
+        # Then the answers of every arch's plain listings (ckspace.cli.ship), computed with that data: a fresh
+        # machine's first `ckspace enumerate --arch gfx950` reads its answer. A failure only leaves them out.
+        done = subprocess.run([sys.executable, "-m", "ckspace.cli.ship", str(constraints)], env=env, cwd=lib,
+                              capture_output=True, text=True)
+        print((done.stdout + done.stderr).strip()[-2000:])
 
 
 setup(cmdclass={"build_py": BuildPyWithCompiledData})

@@ -21,11 +21,10 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from .memo import cached
+from .memo import cached, memo
 from .version import __version__
 
 FORMAT_VERSION = 2
@@ -54,11 +53,100 @@ def cache_dir() -> Path:
 @cached("cache.engine_digest", maxsize=1)
 def engine_digest() -> str:
     """A digest of the engine's own source files: a new ckspace build never reads an old build's results."""
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
-        h.update(path.relative_to(Path(__file__).parent).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
+    root = Path(__file__).parent
+
+    def compute(paths: list[Path]) -> str:
+        h = hashlib.sha256(__version__.encode())
+        for path in paths:
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(path.read_bytes())
+        return h.hexdigest()
+
+    return remembered_digest(root, "*.py", compute)
+
+
+# -- digests of file trees, remembered by the files' stat signatures ---------------------------------------------------
+
+DIGESTS_KIND = "digests"
+# A file changed less than this long before its digest was taken may change again within the file system's time
+# granularity, its size the same (git's "racy" index entries): such a digest is used but not remembered.
+RACY_SECONDS = 2.0
+
+
+def remembered_digest(root: Path, pattern: str, compute: Callable[[list[Path]], str]) -> str:
+    """`compute(files)` of the files under `root` matching `pattern` (sorted), remembered in the cache dir under their
+    stat signature (path, size, modification time in ns, inode): a warm run stats the files instead of reading and
+    hashing them (the engine's source and the rule data, 2 MB), and any change to a file changes the signature. The
+    entry (kind "digests", one per tree) is written whatever else the run stores (keep_only), into a cache dir that
+    exists or, once the command has answered, one it creates (remember_pending_digests); it is checked as every
+    entry is."""
+    found = _files_under(root, pattern)  # (relative POSIX path, stat), sorted by path
+    h = hashlib.sha256()
+    newest = 0
+    for rel, st in found:
+        newest = max(newest, st.st_mtime_ns)
+        h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
+    signature = h.hexdigest()
+    paths = [root / rel for rel, _ in found]
+    entry = hashlib.sha256(f"{root}\0{pattern}".encode()).hexdigest()
+    if holds_kind(DIGESTS_KIND):
+        hit = load(DIGESTS_KIND, entry, lambda p: type(p) is list and len(p) == 2 and all(type(x) is str for x in p))
+        if hit is not None and hit[0] == signature:
+            return str(hit[1])
+    digest = compute(paths)
+    if newest < _now_ns() - RACY_SECONDS * 1e9:
+        if cache_dir().is_dir():
+            _write(DIGESTS_KIND, entry, [signature, digest])
+        else:  # a run creates no cache dir before it has answered (bad input leaves nothing behind)
+            _PENDING_DIGESTS[entry] = [signature, digest]
+    return digest
+
+
+_PENDING_DIGESTS: dict[str, list[str]] = memo("cache.pending_digests", {})
+
+
+def remember_pending_digests() -> None:
+    """Write the digests this process computed while there was no cache dir (a command's first run has answered:
+    its repeat reads them back)."""
+    if not _PENDING_DIGESTS:
+        return
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    for entry, value in _PENDING_DIGESTS.items():
+        _write(DIGESTS_KIND, entry, value)
+    _PENDING_DIGESTS.clear()
+
+
+def _files_under(root: Path, pattern: str) -> list[tuple[str, os.stat_result]]:
+    """The regular files under `root` whose names match `pattern` (as Path.rglob matches them), with their stat, in
+    the order of sorted(root.rglob(pattern)): os.walk, about five times faster than rglob on a warm run's path."""
+    from fnmatch import fnmatch
+
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        base = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            if fnmatch(name, pattern):
+                full = os.path.join(folder, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out.append((name if base == "." else f"{base}/{name}", st))
+    out.sort(key=lambda item: Path(item[0]).parts)
+    return out
+
+
+def _now_ns() -> int:
+    import time
+
+    return time.time_ns()
+
+
 
 
 def key(kind: str, data_digest: str, options: dict[str, Any]) -> str:
@@ -93,8 +181,35 @@ def load(kind: str, digest: str, is_valid: Callable[[Any], bool]) -> Any | None:
     return payload
 
 
+_only_kind: str | None = None  # while set (keep_only): the one kind of entry this run stores
+
+
+class keep_only:
+    """Within: only entries of `kind` are stored (None: every kind). A run that keeps its whole answer
+    (ckspace.cli.answers) writes nothing else, since its repeat reads back only that answer: a cold run writes no
+    more than it will read back."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+        self.outer: str | None = None
+
+    def __enter__(self) -> None:
+        global _only_kind
+        self.outer, _only_kind = _only_kind, self.kind
+
+    def __exit__(self, *exc: object) -> None:
+        global _only_kind
+        _only_kind = self.outer
+
+
 def store(kind: str, digest: str, value: Any) -> None:
     """Best effort: an unwritable cache dir (read-only, full disk) only means the next run is cold."""
+    if _only_kind is not None and kind != _only_kind:
+        return
+    _write(kind, digest, value)
+
+
+def _write(kind: str, digest: str, value: Any) -> None:
     try:
         entry = _encode(kind, digest, value)
     except (ValueError, RecursionError):  # NaN or infinity: not JSON, so a reader would refuse it
@@ -109,6 +224,8 @@ def store(kind: str, digest: str, value: Any) -> None:
         # Ctrl-C or SIGTERM waits for the entry (a finished result, a few kB): one arriving between mkstemp and the
         # try below would leave the temporary file behind
         with deferred():
+            import tempfile  # here: a run served from a kept answer writes nothing, and tempfile costs 3 ms to import
+
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "wb") as fh:

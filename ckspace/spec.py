@@ -123,6 +123,12 @@ def _spelling_data(constraints: str | None) -> "DataSet":
     return load(Path(constraints) if constraints else None)
 
 
+def archs_and_catalogs(constraints: str | Path | None = None) -> tuple[list[str], list[str]]:
+    """The archs and the catalogs (not their aliases) of a constraints folder (default: the built-in one)."""
+    data = _spelling_data(None if constraints is None else str(constraints))
+    return sorted(data.archs), list(dict.fromkeys(c.name for c in data.catalogs.values()))
+
+
 def api_revision(ck_api: str | None, ck_include: str | Path | None = None) -> str:
     """The CK Tile API revision the C++ is written for: `ck_api` (default the newest; `auto` reads the headers of
     `ck_include`)."""

@@ -12,7 +12,7 @@ compiles the rule data, ckspace.rules.compiled) is run into a temp dir and that 
 measures the checkout instead (it parses the data files in every process, as an editable install does).
 
 The reference beside CK's generator is tests/reference/ck_full.py, an independent re-implementation of CK's `full`
-rule set (spec 3) that lists gfx950's full set; the issue measured CK's own code at 0.39 s in process, 0.5 s whole.
+rule set (CK's grouped_config_rules_full.py get_configs) that lists gfx950's full set; the issue measured CK's own code at 0.39 s in process, 0.5 s whole.
 
     python3 scripts/bench_targets.py [--runs 5] [--only SUBSTRING] [--checkout]
 """
@@ -184,7 +184,7 @@ def main() -> int:
 
 
 def _reference_full(runs: int) -> float:
-    """Whole-process time of tests/reference/ck_full.py listing gfx950's full set (CK's rules, spec 3)."""
+    """Whole-process time of tests/reference/ck_full.py listing gfx950's full set (CK's rules)."""
     code = ("import sys; sys.path.insert(0, 'tests'); from reference import ck_full; "
             "n = sum(1 for _ in ck_full.full_configs('gfx950')); print(n)")
     times = []

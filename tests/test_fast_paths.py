@@ -295,7 +295,13 @@ def test_a_kept_answer_never_outlives_the_engine_or_the_data(tmp_path, monkeypat
     ["enumerate", "--arch", "gfx950", "-o", "x.txt"],
     ["enumerate", "--arch", "gfx950", "--trait-config", "t.json"],
     ["enumerate", "--arch", "gfx950", "--no-cache"],
-    ["explain", "grouped_conv_x"],
+    ["explain", "grouped_conv_x", "--set", "ck-default"],  # a name ck-default rejects may be in full's tests
+    ["explain", "grouped_conv_x", "--rules", "+ck-archfilter"],
+    ["explain", "grouped_conv_x", "--select-sets"],
+    ["explain", "-"],  # names from stdin
+    ["explain", "--names", "names.txt"],
+    ["explain", "tests/conftest.py"],  # a file: explain says to use --names
+    ["explain", "grouped_conv_x", "--format", "table"],
     ["enumerate", "--arch"],
 ])
 def test_what_depends_on_more_than_the_command_line_is_never_kept(argv) -> None:
@@ -500,3 +506,7 @@ def test_the_kept_answers_read_enumerates_options_as_argparse_does() -> None:
     for option in answers._FLAGS:
         assert option in by_option and by_option[option].nargs == 0, option
     assert answers._FORMATS <= set(by_option["--format"].choices)
+    explain = {o: a for a in sub.choices["explain"]._actions for o in a.option_strings}
+    for option in answers._EXPLAIN_VALUED:
+        assert option in explain and explain[option].nargs != 0, option
+    assert answers._EXPLAIN_FORMATS <= set(explain["--format"].choices)

@@ -31,22 +31,35 @@ _VALUED = {"--arch", "--set", "--variant", "--ndim", "--dtype", "--where", "--ru
 _FLAGS = {"--count"}
 _FORMATS = {"names", "json", "jsonl", "csv"}
 _NOT_CATALOGS = {"tests", "tiny"}  # coverage selections: their answer also depends on the solver's version
+# explain NAME: only a rejected name's answer is kept (exit 1). A valid name's says whether ckspace's tests and tiny
+# hold it, which depends on the solver's version and on whether they were selected yet; a name that full rejects is
+# in neither. Nor are --set, --rules or --ck-api taken: a name they reject may be in full, so in its tests.
+_EXPLAIN_VALUED = {"--arch", "--format", "--neighbours", "--neighbors"}
+_EXPLAIN_FORMATS = {"text", "json"}
+_KEPT_STATUS = {"enumerate": 0, "explain": 1}
 
 
 def _options(argv: Sequence[str]) -> dict[str, list[str]] | None:
-    """The options of an `enumerate` command line that may be kept, or None."""
-    if not argv or argv[0] != "enumerate":
+    """The options of an `enumerate` or `explain NAME` command line that may be kept, or None. explain's name is
+    the option "NAME"."""
+    if not argv or argv[0] not in _KEPT_STATUS:
         return None
+    explain = argv[0] == "explain"
+    valued, flags = (_EXPLAIN_VALUED, set()) if explain else (_VALUED, _FLAGS)
     out: dict[str, list[str]] = {}
     i = 1
     while i < len(argv):
         token = argv[i]
         name, eq, value = token.partition("=")
-        if name in _FLAGS and not eq:
+        if explain and not token.startswith("-") and "NAME" not in out:
+            out["NAME"] = [token]
+            i += 1
+            continue
+        if name in flags and not eq:
             out.setdefault(name, []).append("")
             i += 1
             continue
-        if name not in _VALUED:
+        if name not in valued:
             return None
         if not eq:
             if i + 1 >= len(argv):
@@ -55,16 +68,27 @@ def _options(argv: Sequence[str]) -> dict[str, list[str]] | None:
             i += 1
         out.setdefault(name, []).append(value)
         i += 1
-    if "--arch" not in out:
+    if explain:
+        if "NAME" not in out or _is_a_path(out["NAME"][0]):
+            return None  # explain FILE says to use --names: that answer depends on the file system
+        if any(v not in _EXPLAIN_FORMATS for v in out.get("--format", [])):
+            return None
+    elif "--arch" not in out:
         return None
     for name, bad in (("--arch", {"auto"}), ("--ck-api", {"auto"}), ("--toolchain", {"auto"})):
         if any(v in bad for v in out.get(name, [])):
             return None  # read from the machine, not the command line
-    if any(v not in _FORMATS for v in out.get("--format", [])):
+    if not explain and any(v not in _FORMATS for v in out.get("--format", [])):
         return None
     if any(v in _NOT_CATALOGS for v in out.get("--set", [])):
         return None
     return out
+
+
+def _is_a_path(name: str) -> bool:
+    import os
+
+    return os.path.lexists(name.strip()) or "/" in name
 
 
 MAX_DATA_FILE = 4 * 1024 * 1024  # = ckspace.rules.schema.MAX_FILE_BYTES (not imported: this path loads no rules)
@@ -73,17 +97,21 @@ MAX_DATA_FILE = 4 * 1024 * 1024  # = ckspace.rules.schema.MAX_FILE_BYTES (not im
 def _tree_digest(root: Path | None, pattern: str) -> str:
     from ..files import tree_digest
 
-    return tree_digest(root, pattern, MAX_DATA_FILE)
+    if root is None:
+        return tree_digest(root, pattern, MAX_DATA_FILE)
+    return cache.remembered_digest(root, pattern, lambda _paths: tree_digest(root, pattern, MAX_DATA_FILE))
 
 
 def key(argv: Sequence[str]) -> str | None:
-    """The entry of this command line's answer (None: it is not kept)."""
-    if _options(argv) is None:
+    """The entry of this command line's answer (None: it is not kept). Spellings of one command share it: the options
+    are taken by name (`--arch=gfx950` is `--arch gfx950`; options in any order), each name's values in order."""
+    options = _options(argv)
+    if options is None:
         return None
     from ..paths import data_dir
 
     try:
-        inputs = {"argv": list(argv), "engine": cache.engine_digest(),
+        inputs = {"command": [argv[0], sorted(options.items())], "engine": cache.engine_digest(),
                   "constraints": _tree_digest(data_dir("constraints", "fields.toml"), "*.toml"),
                   "objectives": _tree_digest(data_dir("objectives", "tests.toml"), "*.toml"),
                   # the CK API revisions (--ck-api's families, the default revision of --problem)
@@ -100,18 +128,69 @@ def _eligible_stream(stream: IO[str] | None) -> bool:
         return False
 
 
-def serve(argv: Sequence[str]) -> bool:
-    """Write the kept answer of this command line, if there is one; False: run it."""
+def _is_answer(payload: object) -> bool:
+    """An answer of exit status 0 is its text; another is [text, status]."""
+    return type(payload) is str or (type(payload) is list and len(payload) == 2 and type(payload[0]) is str
+                                    and type(payload[1]) is int and 0 < payload[1] < 256)
+
+
+def serve(argv: Sequence[str]) -> int | None:
+    """Write the kept answer of this command line, if there is one (the user's cache, else the answers shipped with
+    the package), and give its exit status; None: run it."""
     if not _eligible_stream(sys.stdout):
-        return False
+        return None
     entry = key(argv)
     if entry is None:
-        return False
-    text = cache.load(KIND, entry, lambda payload: type(payload) is str)
-    if text is None:
-        return False
-    sys.stdout.write(text)
-    return True
+        return None
+    payload = cache.load(KIND, entry, _is_answer) if cache.holds_kind(KIND) else None
+    if payload is None:
+        payload = shipped(entry)
+    if payload is None:
+        return None
+    if isinstance(payload, str):
+        sys.stdout.write(payload)
+        status = 0
+    else:
+        sys.stdout.write(payload[0])
+        status = int(payload[1])
+    cache.remember_pending_digests()  # answered: the repeat finds the digests of engine and data remembered
+    return status
+
+
+# -- answers shipped with the package --------------------------------------------------------------------------------
+#
+# The build (setup.py, after the compiled rule data) runs the plain listings of every arch (`enumerate --arch A`, with
+# each catalog and CK's procedures as --set, and --count) and stores their answers beside the data files, under the
+# keys a run computes: so a fresh machine's first listing is a file read, as its repeat is. The key holds the
+# digests of the engine's source and of the data files, as the user's cache does: after any change to either, the
+# shipped answers are misses and the command runs. The file: a magic line, an index line (JSON: key -> [offset,
+# length] of the answer's zlib stream after the index), then the streams.
+
+SHIPPED_FILE = "_answers.bin"
+SHIPPED_MAGIC = b"ckspace-answers 1"
+SHIPPED_SETS = ("ck-full-tests", "ck-tiny")  # with the catalogs; not ckspace's tests/tiny (their solver's version)
+
+
+def shipped(entry: str) -> str | None:
+    """The shipped answer under `entry`, or None (no such answer, no file, or a damaged one: the command runs)."""
+    import zlib
+
+    from ..paths import data_dir
+
+    root = data_dir("constraints", "fields.toml")
+    if root is None:
+        return None
+    try:
+        with open(root / SHIPPED_FILE, "rb") as fh:
+            if fh.readline() != SHIPPED_MAGIC + b"\n":
+                return None
+            where = json.loads(fh.readline()).get(entry)
+            if not (isinstance(where, list) and len(where) == 2 and all(type(x) is int and x >= 0 for x in where)):
+                return None
+            fh.seek(fh.tell() + where[0])
+            return zlib.decompress(fh.read(where[1])).decode()
+    except (OSError, ValueError, AttributeError, zlib.error):  # AttributeError: an index that is not an object
+        return None
 
 
 class Recorder:
@@ -162,9 +241,14 @@ def run_and_keep(argv: Sequence[str], run) -> int:
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
-        status = run()
+        # A listing's answer is kept whenever it succeeds, so it stores nothing else; explain's only when the name is
+        # rejected, so a valid name's run stores what its repeat reads (CK's procedure members of its part of full)
+        with cache.keep_only(KIND if argv[0] == "enumerate" else None):
+            status = run()
     finally:
         sys.stdout, sys.stderr = saved
-    if status == 0 and not err.written and out.parts is not None:
-        cache.store(KIND, entry, "".join(out.parts))
+    if status == _KEPT_STATUS[argv[0]] and not err.written and out.parts is not None:
+        text = "".join(out.parts)
+        cache.store(KIND, entry, text if status == 0 else [text, status])
+        cache.remember_pending_digests()
     return status

@@ -174,8 +174,9 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
     from . import answers
 
     words = list(sys.argv[1:] if argv is None else argv)
-    if answers.serve(words):  # a plain enumerate answered before: its kept bytes, without loading the rules
-        return 0
+    served = answers.serve(words)  # a plain enumerate or explain answered before: its kept bytes, no rules loaded
+    if served is not None:
+        return served
     args = build_parser().parse_args(_join_rule_values(words))
     if args.command is None:
         build_parser().print_help()
@@ -199,7 +200,7 @@ def _dispatch(argv: Sequence[str] | None, started: float) -> int:
         from .explain import cmd_explain
 
         args.started = started  # the process's start, for --timings' total
-        return cmd_explain(args)
+        return answers.run_and_keep(words, lambda: cmd_explain(args))
     if args.command in ("coverage", "sample"):
         from .sets import run
 

@@ -376,8 +376,8 @@ def factored(model: Model, kind: str, free: Sequence[FieldDef], constraints: Seq
         fac = Bag(fields, [c for c in cons if c.scope <= scope], implied_for(scope, cons))
         rows = solve_bag(defs, fac, timings, domains={n: allowed[n] for n in fields if n in allowed})
         calls += fac.solver_calls
-        for j, n in enumerate(fields):
-            seen = {r[j] for r in rows}
+        for n, column in zip(fields, zip(*rows) if rows else [()] * len(fields)):
+            seen = set(column)
             allowed[n] = allowed[n] & seen if n in allowed else seen
         factors.append(CountFactor(fields, dict.fromkeys(rows, 1)))
     return Factored(names, defs, factors, [c.scope for c in cons], size, calls)

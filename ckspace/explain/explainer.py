@@ -20,7 +20,7 @@ from ..errors import CkspaceError, ExprError, UsageError
 from ..rules import expr as E
 from ..rules.check import broken_rules, domain_verdicts, rule_verdicts, violations
 from ..rules.data import Catalog, DataSet, load
-from ..rules.model import Model, curation_families, kind_of_variant, resolve_families, shared_model
+from ..rules.model import Model, Stratum, curation_families, kind_of_variant, resolve_families, shared_model
 from ..rules.names import format_name
 from ..rules.text import derivation
 from ..rules.verdict import Verdict
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..rules.problem import Problem
     from ..rules.support import SupportRule
     from .neighbours import NeighbourSearch
+    from ..solve.kernels import KernelSpace
 
 KNOWN_ISSUES_FAMILY = "ck-known-issues"  # its breaks are warnings about kernels CK generates anyway
 HARDWARE_FAMILY = "arch"
@@ -64,6 +65,7 @@ class Explainer:
         if catalog is not None and catalog not in self.data.catalogs:
             raise UsageError(f"unknown catalog {catalog!r}; catalogs: {', '.join(self.data.catalogs)}")
         self.catalog = self.data.catalogs[catalog].name if catalog else None
+        self.rules_spec = rules  # kept for the kernel space that lists a curated stratum (_nearest_in_stratum)
         self.families = resolve_families(self.data, rules, self.catalog)
         self.default_families = resolve_families(self.data, None)
         self.arch = arch
@@ -74,6 +76,8 @@ class Explainer:
         self._listed: dict[str, frozenset[tuple]] = {}
         self._listed_strata: dict[tuple, frozenset[tuple]] = {}  # (catalog, variant, ndim, dtype) -> keys
         self._full_space = None
+        self._curated_space: "KernelSpace | None" = None
+        self._stratum_rows: dict[tuple, list[dict[str, object]] | None] = {}  # (variant, ndim, dtype) -> kernels
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
         self.timings: dict[str, float] = {}  # seconds per phase of every explanation so far (explain --timings)
         # A convolution problem: a kernel must also run it (the support rules of the CK API revision `ck_api`), and
@@ -190,11 +194,70 @@ class Explainer:
                           "scope": "listed", "strata": [], "text": f"the kernels {cat.name} lists, same variant, "
                                                                   "ndim and dtype"}
         else:
-            found, search = self.searcher().nearest(cfg, neighbours)
+            nearest = self._nearest_in_stratum(cfg, neighbours)
+            found, search = nearest if nearest is not None else self.searcher().nearest(cfg, neighbours)
             exp.neighbours = found
             exp.search = search
         if self.problem is not None:
             exp.search["text"] = f"{exp.search.get('text', '')}; each runs the problem"
+
+    # A curated stratum (a catalog's few hundred kernels) is listed and its kernels ranked, where CP-SAT would search
+    # the same space three times (0.035 s against 0.18 s on gfx950, and no OR-Tools); a larger one is CP-SAT's.
+    MAX_RANKED = 50_000
+
+    def _nearest_in_stratum(self, cfg: Mapping[str, object], n: int) -> tuple[list[Neighbour], dict] | None:
+        """The n kernels of the asked (variant, ndim, dtype) nearest to `cfg`, ranked as the CP-SAT search ranks them
+        (fewest changed fields, then the smaller moves, then the name), by listing the stratum: only under a catalog's
+        curation, whose strata are small. None: the CP-SAT search answers (the open space, a stratum with no kernel,
+        which it widens, or one too large to list)."""
+        if not any(self.data.families[f].layer == "catalog" for f in self.families if f in self.data.families):
+            return None
+        key = (cfg.get("variant"), cfg.get("ndim"), cfg.get("dtype"))
+        stratum = Stratum(*key)  # type: ignore[arg-type]
+        if stratum not in self.model.strata:
+            return None
+        if key not in self._stratum_rows:
+            self._stratum_rows[key] = self._listed_stratum(stratum)
+        rows = self._stratum_rows[key]
+        if not rows:
+            return None
+        from .diff import changes_between
+        from .neighbours import distance
+
+        order = [f.name for f in self.model.fields(stratum.kind)]
+        fields = self.data.fields
+        scored = []
+        for other in rows:
+            changes = changes_between(cfg, other, order)
+            if not changes:
+                continue
+            dist = sum(distance(fields[c.field], c.after, c.before) for c in changes if c.field in fields)
+            scored.append(((len(changes), dist, str(other["name"])), changes))
+        best = sorted(scored, key=lambda item: item[0])[:n]
+        found = [Neighbour(k[2], changes, True, k[1]) for k, changes in best]
+        label = stratum.label()
+        return found, {"requested": n, "arch": self.arch, "scope": "stratum", "strata": [label],
+                       "text": f"same variant, ndim and dtype ({label})", "found": len(found)}
+
+    def _listed_stratum(self, stratum: Stratum) -> list[dict[str, object]] | None:
+        """The stratum's kernels under this explainer's rules (and problem), or None when it holds more than
+        MAX_RANKED. Not cached: a rejected name's explanation is kept whole (ckspace.cli.answers)."""
+        from ..solve.kernels import KernelSpace
+
+        space = self._curated_space
+        if space is None:
+            space = self._curated_space = KernelSpace(arch=self.arch, rules=self.rules_spec, use_cache=False,
+                                                      constraints_dir=self.constraints_dir,
+                                                      catalog=self.catalog or "full")
+        out: list[dict[str, object]] = []
+        for keys, values in space.rows(variant=stratum.variant, ndim=stratum.ndim, dtype=stratum.dtype):
+            config = dict(zip(keys, values))
+            if self.problem_filter is not None and not E.evaluate(self.problem_filter, config, self.model.resolve):
+                continue  # one that does not run the problem
+            out.append(config)
+            if len(out) > self.MAX_RANKED:
+                return None
+        return out
 
     def searcher(self) -> NeighbourSearch:
         if self._search is None:

@@ -17,6 +17,8 @@ the asked stratum has no valid kernel at all (or is not modelled, e.g. dtype fp8
 other ndim and dtype of the variant, each changed problem field counting as a changed field.
 
 No enumeration is involved: the search works the same in the open space (`--rules -ck-curation`, ~10^12 kernels).
+Under a catalog's curation the explainer ranks the stratum's listing by the same measure instead (a few hundred
+kernels: explainer._nearest_in_stratum, tested against this search), and asks here when the stratum is empty.
 """
 
 from __future__ import annotations

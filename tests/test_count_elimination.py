@@ -116,3 +116,21 @@ def test_greedy_elimination_keeps_only_changed_keys_and_orders_as_a_full_scan(n,
     adj = jointree.interaction_graph(fields, scopes)
     assert jointree.elimination_order(fields, adj, size, message_first) == \
         _greedy_reference(fields, adj, size, message_first)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["tile_m <= 64 and tile_n <= 64", "pipeline == 'compv3'"])
+def test_a_bag_made_into_arrays_counts_as_its_dict_does(monkeypatch, where: str) -> None:
+    """count.factored turns a bag of ARRAY_ROWS rows or more into int64 arrays directly (and its values per field
+    into sets by numpy): with every bag so made, and with none, the open space counts the same."""
+    from ckspace.memo import clear_all
+    from ckspace.solve import count as C
+    from ckspace.solve.kernels import KernelSpace
+
+    totals = []
+    for threshold in (1, 10**12):
+        monkeypatch.setattr(C, "ARRAY_ROWS", threshold)
+        clear_all()  # no solved bag or count of the other run
+        space = KernelSpace(arch="gfx950", rules="-ck-curation", use_cache=False)
+        totals.append(space.count(variant="bwd_data", dtype="fp16", where=where))
+    assert totals[0] == totals[1] and sum(totals[0].values()) > 0

@@ -73,17 +73,11 @@ def _env(cache: str) -> dict[str, str]:
 
 
 def _built(tmp: Path) -> str:
-    """The package as the wheel installs it: build_py of a copy of the checkout into tmp/lib."""
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for name in ("ckspace", "constraints", "objectives", "templates"):
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "_compiled.pickle"))
-    lib = tmp / "lib"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, env=env,
-                   check=True, capture_output=True)
+    """The package as the wheel installs it: build_py of a copy of the checkout into tmp/lib (the tests' builder)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from packaging_helper import build_package
+
+    lib = build_package(tmp)
     if not (lib / "ckspace" / "constraints" / "_compiled.pickle").is_file():
         sys.exit("the build wrote no compiled data (ckspace/constraints/_compiled.pickle)")
     return str(lib)

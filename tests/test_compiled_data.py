@@ -20,6 +20,7 @@ from ckspace.rules import data as D
 from ckspace.rules.ckconfig import documents_from_table, entries_of
 from ckspace.rules.curation import CURATION_TABLES, CkCuration
 from ckspace.solve import listed
+from packaging_helper import build_package
 
 REPO = Path(__file__).resolve().parent.parent
 TABLE = "catalogs/ck-configs.toml"
@@ -152,16 +153,8 @@ def test_the_command_writes_only_for_the_engine_that_runs_it(tmp_path: Path, cap
 def test_the_build_compiles_the_data_and_the_installed_package_serves_it(tmp_path: Path) -> None:
     """setup.py's build_py on a copy of the checkout: the built package holds the compiled file, readable by every
     user, and a process that imports the built package loads its data from it, listing what the checkout lists."""
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for name in ("ckspace", "constraints", "objectives", "templates"):
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", compiled.FILE_NAME))
-    lib = tmp_path / "lib"
+    lib = build_package(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, env=env,
-                   check=True, capture_output=True)
     built = lib / "ckspace" / "constraints" / compiled.FILE_NAME
     assert built.is_file() and built.stat().st_mode & 0o444 == 0o444
     probe = ("import ckspace.rules.data as D\n"

@@ -20,29 +20,12 @@ import pytest
 
 from ckspace import cache
 from ckspace.cli import answers
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _built(tmp: Path) -> Path:
-    """setup.py's build_py on a copy of the checkout (as pip builds the wheel): the built package's folder."""
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    for name in ("ckspace", "constraints", "objectives", "templates"):
-        shutil.copytree(REPO / name, src / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "_compiled.pickle", answers.SHIPPED_FILE))
-    lib = tmp / "lib"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)], cwd=src, env=env,
-                   check=True, capture_output=True)
-    return lib
+from packaging_helper import REPO, build_package
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> Path:
-    return _built(tmp_path_factory.mktemp("build"))
+    return build_package(tmp_path_factory.mktemp("build"))
 
 
 def _run(argv: list[str], package: Path, cache_dir: Path, cwd: Path) -> subprocess.CompletedProcess:

@@ -147,8 +147,6 @@ def _now_ns() -> int:
     return time.time_ns()
 
 
-
-
 def key(kind: str, data_digest: str, options: dict[str, Any]) -> str:
     payload = json.dumps({"kind": kind, "engine": engine_digest(), "data": data_digest, "options": options}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()

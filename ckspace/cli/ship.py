@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..files import atomic_write
 from . import answers
 
 
@@ -64,22 +65,16 @@ def ship(root: Path) -> tuple[int, int]:
             else:
                 os.environ["CKSPACE_CACHE_DIR"] = saved_env
     index: dict[str, list[int]] = {}
+    streams: dict[bytes, list[int]] = {}  # one stream per distinct answer (`--set full` is the plain listing)
     offset = 0
     for entry, blob in blobs.items():
-        index[entry] = [offset, len(blob)]
-        offset += len(blob)
-    body = answers.SHIPPED_MAGIC + b"\n" + json.dumps(index, sort_keys=True).encode() + b"\n" + b"".join(blobs.values())
-    fd, tmp_path = tempfile.mkstemp(dir=root, prefix=".tmp-", suffix=".bin")
-    try:
-        os.chmod(tmp_path, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
-        os.replace(tmp_path, root / answers.SHIPPED_FILE)
-    except BaseException:
-        Path(tmp_path).unlink(missing_ok=True)
-        raise
+        if blob not in streams:
+            streams[blob] = [offset, len(blob)]
+            offset += len(blob)
+        index[entry] = streams[blob]
+    body = answers.SHIPPED_MAGIC + b"\n" + json.dumps(index, sort_keys=True).encode() + b"\n" + b"".join(streams)
+    atomic_write(root / answers.SHIPPED_FILE, body)  # readable by every user, as the data files beside it
     return len(blobs), len(body)
-
 
 
 if __name__ == "__main__":

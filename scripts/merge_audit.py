@@ -16,6 +16,8 @@ per arch:
 - precision: the uniform and the stratified draws of PRECISION_ROUNDS that the facts accept now, and how many of them
   built with matrix instructions;
 - the confusion of every compiled kernel of every round: accepted or rejected now, built or not;
+- LDS: of the kernels accepted now that built (with their ISA read), how many hold exactly the LDS that the model's
+  lds_bytes of this checkout says (the code object's group segment);
 and per rule and arch, its near misses: the compiled kernels of any round that break that rule and no other now, and
 how many of them failed. A kernel counts only with a verdict: it failed (a compile error, no matrix instruction, no
 launch), or it built and its ISA was read (rounds 3 on). Rounds 1 and 2 kept no ISA: their kernels that compiled are
@@ -32,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ckspace import Space  # noqa: E402
 from ckspace.codegen.ckapi import combine_rules  # noqa: E402
+from ckspace.codegen.verify import model_lds  # noqa: E402
 
 FACTS = combine_rules("-ck-curation,+toolchain-clang22", "2025.11")
 # Rounds whose compiled draws are a uniform (or stratified) draw of the facts' space of this checkout: round 6, drawn
@@ -41,6 +44,7 @@ FACTS = combine_rules("-ck-curation,+toolchain-clang22", "2025.11")
 # from other spaces (arch.wave-layout was a fact then).
 PRECISION_ROUNDS = ("6",)
 VERDICTS = ("ok", "failed", "no-matrix", "no-launch")  # not: not-run, unexpressible
+
 
 
 def round_of(path: Path) -> dict:
@@ -66,7 +70,9 @@ def round_of(path: Path) -> dict:
 
 
 def recompute(data: dict) -> None:
-    """accepted_now and broken_now of every compiled kernel, by the facts of this checkout."""
+    """accepted_now and broken_now of every compiled kernel, by the facts of this checkout, and lds_model_now of every
+    kernel that built with its LDS read: the model's lds_bytes of this checkout (lds_model is the one of the run that
+    compiled it, which a later fix of the formula leaves behind)."""
     spaces: dict[str, Space] = {}
     for rnd in data["rounds"].values():
         for arch, entry in rnd.items():
@@ -75,6 +81,8 @@ def recompute(data: dict) -> None:
                 broken = sorted({v.rule for v in space.check(name)})
                 row["accepted_now"] = not broken
                 row["broken_now"] = broken
+                if "lds" in row:
+                    row["lds_model_now"] = model_lds(space, space.parse(name))
 
 
 def summary(data: dict, source: str) -> dict:
@@ -85,7 +93,8 @@ def summary(data: dict, source: str) -> dict:
             mine = archs.setdefault(arch, {"uniform": {"compiled": 0, "built": 0},
                                            "stratified": {"compiled": 0, "built": 0},
                                            "confusion": {"accepted_built": 0, "accepted_failed": 0,
-                                                         "rejected_built": 0, "rejected_failed": 0}})
+                                                         "rejected_built": 0, "rejected_failed": 0},
+                                           "lds": {"accepted_built": 0, "model_equal": 0}})
             kernels = entry["kernels"]
             for row in kernels.values():
                 if row["status"] not in VERDICTS:
@@ -96,6 +105,9 @@ def summary(data: dict, source: str) -> dict:
                 built = row["status"] == "ok"
                 key = f"{'accepted' if row['accepted_now'] else 'rejected'}_{'built' if built else 'failed'}"
                 mine["confusion"][key] += 1
+                if built and row["accepted_now"]:  # every such row read its LDS (rows without are skipped above)
+                    mine["lds"]["accepted_built"] += 1
+                    mine["lds"]["model_equal"] += row["lds_model_now"] == row["lds"]
                 if len(row["broken_now"]) == 1:
                     count = rules.setdefault(row["broken_now"][0], {}).setdefault(arch, {"compiled": 0, "failed": 0})
                     count["compiled"] += 1

@@ -17,6 +17,7 @@ import pytest
 
 from ckspace import Space
 from ckspace.codegen.ckapi import combine_rules
+from ckspace.codegen.verify import model_lds
 
 DATA = Path(__file__).resolve().parent.parent / "scripts" / "data" / "audit-2026-11-27.json"
 ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201")
@@ -105,7 +106,8 @@ def test_the_summary_that_ckspace_rules_shows_is_current():
     near: dict = {}
     for label, rnd in data["rounds"].items():
         for arch, entry in rnd.items():
-            a = archs.setdefault(arch, {"uniform": [0, 0], "stratified": [0, 0], "confusion": {}, "unread": 0})
+            a = archs.setdefault(arch, {"uniform": [0, 0], "stratified": [0, 0], "confusion": {}, "unread": 0,
+                                        "lds": [0, 0]})
             broken_of = {}
             for name, k in entry["kernels"].items():
                 broken = sorted({v.rule for v in space_with_toolchain(arch).check(name)})
@@ -118,6 +120,10 @@ def test_the_summary_that_ckspace_rules_shows_is_current():
                     continue
                 key = ("rejected" if broken else "accepted") + ("_built" if k["status"] == "ok" else "_failed")
                 a["confusion"][key] = a["confusion"].get(key, 0) + 1
+                if key == "accepted_built":
+                    space = space_with_toolchain(arch)
+                    a["lds"][0] += 1
+                    a["lds"][1] += model_lds(space, space.parse(name)) == k["lds"]
                 if len(broken) == 1:
                     n = near.setdefault((broken[0], arch), [0, 0])
                     n[0] += 1
@@ -136,6 +142,7 @@ def test_the_summary_that_ckspace_rules_shows_is_current():
         assert [s["stratified"]["compiled"], s["stratified"]["built"]] == a["stratified"]
         assert {k: v for k, v in s["confusion"].items() if v} == a["confusion"]
         assert s.get("compiled_isa_unread", 0) == a["unread"]
+        assert [s["lds"]["accepted_built"], s["lds"]["model_equal"]] == a["lds"]
     assert {(r, arch): [c["compiled"], c["failed"]] for r, per in summary["rules"].items() for arch, c in per.items()} \
         == near
     assert set(summary["archs"]) == set(ARCHS)
@@ -147,3 +154,11 @@ def test_every_accepted_draw_built():
     for arch, s in summary["archs"].items():
         assert s["confusion"]["accepted_failed"] == 0, arch
         assert s["uniform"]["built"] == s["uniform"]["compiled"] >= 24, arch  # round 6: 24-60 per arch (docs/audit.md)
+
+
+def test_the_model_lds_is_the_code_objects():
+    """The model's lds_bytes of this checkout equals the group segment of every kernel the facts accept that built
+    (its code object's descriptor, recorded by the device runs): the LDS capacity facts read an exact figure."""
+    summary = json.loads(SUMMARY.read_text())
+    for arch, s in summary["archs"].items():
+        assert s["lds"]["model_equal"] == s["lds"]["accepted_built"] > 100, arch

@@ -68,8 +68,10 @@ def test_merge_audit_adds_a_round_and_recomputes_the_verdicts(tmp_path: Path) ->
     rounds = json.loads(data.read_text())["rounds"]
     new = rounds["2"]["gfx950"]
     assert set(new["kernels"]) == {valid, broken}  # not-run kernels are left out
+    # lds_model is the run's figure, kept; lds_model_now this checkout's: the fp16 A and B tiles, (128 + 128) * 64 * 2
+    # bytes, larger than the CShuffle epilogue's tile
     assert new["kernels"][valid] == {"status": "ok", "error": None, "lds": 36864, "lds_model": 36864,
-                                     "accepted_now": True, "broken_now": []}
+                                     "accepted_now": True, "broken_now": [], "lds_model_now": 32768}
     assert new["kernels"][broken]["accepted_now"] is False
     assert new["kernels"][broken]["broken_now"] == ["arch.tile-m-divisible"]
     assert rounds["1"]["gfx950"]["kernels"][broken]["accepted_now"] is False  # recomputed, not kept
@@ -84,6 +86,7 @@ def test_merge_audit_adds_a_round_and_recomputes_the_verdicts(tmp_path: Path) ->
     assert summary["archs"]["gfx950"]["uniform"] == {"compiled": 0, "built": 0}
     assert summary["archs"]["gfx950"]["confusion"] == {"accepted_built": 1, "accepted_failed": 0,
                                                       "rejected_built": 0, "rejected_failed": 2}
+    assert summary["archs"]["gfx950"]["lds"] == {"accepted_built": 1, "model_equal": 0}  # 36,864 is not 32,768
     assert summary["rules"] == {"arch.tile-m-divisible": {"gfx950": {"compiled": 2, "failed": 2}}}
 
 

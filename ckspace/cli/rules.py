@@ -57,7 +57,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
             out["audit"] = {"doc": audit.doc, "data": audit.data, "archs": {
                 a: {"uniform": {"compiled": v.uniform.compiled, "built": v.uniform.built},
                     "stratified": {"compiled": v.stratified.compiled, "built": v.stratified.built},
-                    "confusion": v.confusion, "compiled_isa_unread": v.compiled_isa_unread}
+                    "confusion": v.confusion, "compiled_isa_unread": v.compiled_isa_unread,
+                    "lds": {"accepted_built": v.lds.compiled, "model_equal": v.lds.built}}
                 for a, v in audit.archs.items()}}
         print(json.dumps(out, indent=1))
     elif args.format == "markdown":
@@ -132,13 +133,15 @@ def audit_markdown(audit: "Audit") -> list[str]:
            "Precision: the open space's uniform (and stratified) draws that compiled, and how many built with matrix "
            "instructions. Confusion: every kernel compiled in any round, "
            "accepted or rejected by the facts of this checkout, built or failed. Each rule below shows its near "
-           "misses (kernels that break it and no other fact): failed/compiled per arch.", "",
+           "misses (kernels that break it and no other fact): failed/compiled per arch. LDS: of the accepted kernels "
+           "that built, those whose code object holds exactly the model's `lds_bytes` (its group segment).", "",
            "| arch | uniform: built/compiled | stratified: built/compiled | accepted, built | accepted, failed "
-           "| rejected, built | rejected, failed |", "|---|---|---|---|---|---|---|"]
+           "| rejected, built | rejected, failed | LDS as the model says |", "|---|---|---|---|---|---|---|---|"]
     for arch, a in audit.archs.items():
         c = a.confusion
         out.append(f"| {arch} | {a.uniform.text()} | {a.stratified.text()} | {c.get('accepted_built', 0)} | "
-                   f"{c.get('accepted_failed', 0)} | {c.get('rejected_built', 0)} | {c.get('rejected_failed', 0)} |")
+                   f"{c.get('accepted_failed', 0)} | {c.get('rejected_built', 0)} | {c.get('rejected_failed', 0)} | "
+                   f"{a.lds.text()} |")
     return out + [""]
 
 

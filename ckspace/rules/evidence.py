@@ -1,7 +1,8 @@
 """The compiler's evidence for the facts: the summary of the device audit (constraints/evidence/audit.json, written by
 scripts/merge_audit.py --summary from scripts/data/audit-*.json), as `ckspace rules` shows it.
 
-Per arch, the open space's precision on its uniform and stratified draws and the confusion of every compiled kernel;
+Per arch, the open space's precision on its uniform and stratified draws, the confusion of every compiled kernel and
+how many of the accepted kernels that built hold the LDS the model's lds_bytes says;
 per rule and arch, its near misses (compiled kernels that break that rule and no other) and how many failed. The
 summary is data, not part of the model: it changes no kernel's verdict and no cache key (it is JSON, the model is the
 TOML files).
@@ -45,6 +46,8 @@ class ArchAudit:
     stratified: Draws
     confusion: dict[str, int]  # accepted_built, accepted_failed, rejected_built, rejected_failed
     compiled_isa_unread: int
+    # The accepted kernels that built: how many of them hold exactly the model's lds_bytes (the group segment)
+    lds: Draws = Draws(0, 0)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,8 @@ def load_audit(root: Path) -> Audit | None:
         raw = json.loads(path.read_text())
         archs = {a: ArchAudit(Draws(int(v["uniform"]["compiled"]), int(v["uniform"]["built"])),
                               Draws(int(v["stratified"]["compiled"]), int(v["stratified"]["built"])),
-                              {k: int(n) for k, n in v["confusion"].items()}, int(v.get("compiled_isa_unread", 0)))
+                              {k: int(n) for k, n in v["confusion"].items()}, int(v.get("compiled_isa_unread", 0)),
+                              Draws(int(v["lds"]["accepted_built"]), int(v["lds"]["model_equal"])))
                  for a, v in raw["archs"].items()}
         rules = {r: {a: Count(int(c["compiled"]), int(c["failed"])) for a, c in per.items()}
                  for r, per in raw["rules"].items()}

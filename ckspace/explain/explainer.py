@@ -76,8 +76,9 @@ class Explainer:
         self._listed: dict[str, frozenset[tuple]] = {}
         self._listed_strata: dict[tuple, frozenset[tuple]] = {}  # (catalog, variant, ndim, dtype) -> keys
         self._full_space = None
-        self._curated_space: "KernelSpace | None" = None
-        self._stratum_rows: dict[tuple, list[dict[str, object]] | None] = {}  # (variant, ndim, dtype) -> kernels
+        self._curated_spaces: "dict[str | None, KernelSpace]" = {}  # None: this explainer's rules; else a catalog's
+        # (None or a catalog, variant, ndim, dtype) -> the stratum's kernels
+        self._stratum_rows: dict[tuple, list[dict[str, object]] | None] = {}
         self._by_id = {r.id: r for r in (*self.model.derived_rules, *self.data.rules)}
         self.timings: dict[str, float] = {}  # seconds per phase of every explanation so far (explain --timings)
         # A convolution problem: a kernel must also run it (the support rules of the CK API revision `ck_api`), and
@@ -212,47 +213,60 @@ class Explainer:
         which it widens, or one too large to list)."""
         if not any(self.data.families[f].layer == "catalog" for f in self.families if f in self.data.families):
             return None
+        return self._ranked(None, cfg, n)
+
+    def _ranked(self, catalog: str | None, cfg: Mapping[str, object],
+                n: int) -> tuple[list[Neighbour], dict] | None:
+        """The n kernels nearest to `cfg` of its stratum, listed and ranked: under this explainer's rules and problem
+        (catalog None), or under a catalog's default rules (nearest_in_catalogs). None where the stratum is not
+        modelled, has no kernel or holds more than MAX_RANKED."""
         key = (cfg.get("variant"), cfg.get("ndim"), cfg.get("dtype"))
         stratum = Stratum(*key)  # type: ignore[arg-type]
         if stratum not in self.model.strata:
             return None
-        if key not in self._stratum_rows:
-            self._stratum_rows[key] = self._listed_stratum(stratum)
-        rows = self._stratum_rows[key]
+        if catalog is None and self.problem_filter is None and \
+                self.families == resolve_families(self.data, None, self.catalog or "full"):
+            catalog = self.catalog or "full"  # the same kernels as that catalog's, listed once for both
+        rows_key = (catalog, *key)
+        if rows_key not in self._stratum_rows:
+            self._stratum_rows[rows_key] = self._listed_stratum(stratum, catalog)
+        rows = self._stratum_rows[rows_key]
         if not rows:
             return None
         from .diff import changes_between
-        from .neighbours import distance
+        from .measure import Nearness
 
         order = [f.name for f in self.model.fields(stratum.kind)]
-        fields = self.data.fields
+        near = Nearness(cfg, order, self.data.fields)
         scored = []
         for other in rows:
-            changes = changes_between(cfg, other, order)
-            if not changes:
-                continue
-            dist = sum(distance(fields[c.field], c.after, c.before) for c in changes if c.field in fields)
-            scored.append(((len(changes), dist, str(other["name"])), changes))
-        best = sorted(scored, key=lambda item: item[0])[:n]
+            changed, steps = near.key(other)
+            if changed:
+                scored.append(((changed, steps, str(other["name"])), other))
+        best = [(k, changes_between(cfg, other, order)) for k, other in sorted(scored, key=lambda item: item[0])[:n]]
         found = [Neighbour(k[2], changes, True, k[1]) for k, changes in best]
         label = stratum.label()
         return found, {"requested": n, "arch": self.arch, "scope": "stratum", "strata": [label],
                        "text": f"same variant, ndim and dtype ({label})", "found": len(found)}
 
-    def _listed_stratum(self, stratum: Stratum) -> list[dict[str, object]] | None:
-        """The stratum's kernels under this explainer's rules (and problem), or None when it holds more than
-        MAX_RANKED. Not cached: a rejected name's explanation is kept whole (ckspace.cli.answers)."""
+    def _listed_stratum(self, stratum: Stratum, catalog: str | None = None) -> list[dict[str, object]] | None:
+        """The stratum's kernels under this explainer's rules (and problem), or under `catalog`'s default rules; None
+        when it holds more than MAX_RANKED. Not cached: a rejected name's explanation is kept whole
+        (ckspace.cli.answers)."""
         from ..solve.kernels import KernelSpace
 
-        space = self._curated_space
+        space = self._curated_spaces.get(catalog)
         if space is None:
-            space = self._curated_space = KernelSpace(arch=self.arch, rules=self.rules_spec, use_cache=False,
-                                                      constraints_dir=self.constraints_dir,
-                                                      catalog=self.catalog or "full")
+            space = self._curated_spaces[catalog] = (
+                KernelSpace(arch=self.arch, rules=self.rules_spec, use_cache=False,
+                            constraints_dir=self.constraints_dir, catalog=self.catalog or "full")
+                if catalog is None else
+                KernelSpace(arch=self.arch, use_cache=False, constraints_dir=self.constraints_dir, catalog=catalog))
+        problem = self.problem_filter if catalog is None else None
         out: list[dict[str, object]] = []
         for keys, values in space.rows(variant=stratum.variant, ndim=stratum.ndim, dtype=stratum.dtype):
             config = dict(zip(keys, values))
-            if self.problem_filter is not None and not E.evaluate(self.problem_filter, config, self.model.resolve):
+            if problem is not None and not E.evaluate(problem, config, self.model.resolve):
                 continue  # one that does not run the problem
             out.append(config)
             if len(out) > self.MAX_RANKED:
@@ -269,8 +283,6 @@ class Explainer:
     def nearest_in_catalogs(self, cfg: Mapping[str, object], n: int) -> list[CatalogNeighbour]:
         """The `n` nearest kernels of any catalog on this arch (fewest changed fields first), each with the catalogs
         that hold it. Same variant, ndim and dtype as asked; a catalog without such a kernel adds none."""
-        from .neighbours import NeighbourSearch
-
         found: dict[str, tuple[tuple, Neighbour, list[str]]] = {}
         for cat in dict.fromkeys(self.data.catalogs.values()):
             if cat.listed:
@@ -280,11 +292,19 @@ class Explainer:
                     else:
                         found[nb.name] = (key, nb, [cat.name])
                 continue
-            search = self._catalog_search.get(cat.name)
-            if search is None:
-                families = resolve_families(self.data, None, cat.name)
-                search = self._catalog_search[cat.name] = NeighbourSearch(Model(self.data, self.arch, families))
-            hits, info = search.nearest(cfg, n)
+            ranked = self._ranked(cat.name, cfg, n)  # a catalog's stratum is small: listed and ranked
+            key = (cat.name, cfg.get("variant"), cfg.get("ndim"), cfg.get("dtype"))
+            if ranked is None and self._stratum_rows.get(key) == []:
+                continue  # listed, and empty: the catalog has no kernel of this variant, ndim and dtype here
+            if ranked is None:
+                search = self._catalog_search.get(cat.name)
+                if search is None:
+                    from .neighbours import NeighbourSearch
+
+                    families = resolve_families(self.data, None, cat.name)
+                    search = self._catalog_search[cat.name] = NeighbourSearch(Model(self.data, self.arch, families))
+                ranked = search.nearest(cfg, n)
+            hits, info = ranked
             if info.get("scope") != "stratum":
                 continue  # the catalog has no kernel of this variant, ndim and dtype here
             for nb in hits:
@@ -301,29 +321,28 @@ class Explainer:
         """The n kernels of a listed catalog nearest to `cfg` on this arch (same variant, ndim and dtype; fewest
         changed fields, then the smaller moves), by looking at each: a list has a few thousand at most."""
         from .diff import changes_between
-        from .neighbours import distance
+        from .measure import Nearness
 
         order = [f.name for f in self.model.fields(kind_of_variant(str(cfg.get("variant"))))]
         facts = resolve_families(self.data, None, cat.name)
         model = Model(self.data, self.arch, facts) if facts != self.families else self.model
+        near = Nearness(cfg, order, self.data.fields, skip=("layout",))
         scored = []
         for e in listed.entries(self.data, cat)[0]:
             other = e.config
             if any(other.get(k) != cfg.get(k) for k in ("variant", "ndim", "dtype")):
                 continue
-            changes = tuple(c for c in changes_between(cfg, other, order) if c.field != "layout")
-            dist = sum(distance(self.data.fields[c.field], c.after, c.before) for c in changes
-                       if c.field in self.data.fields)
-            scored.append(((len(changes), dist, e.name), e, changes))
+            scored.append((near.key(other) + (e.name,), e))
         scored.sort(key=lambda item: item[0])
         out: list[tuple[tuple, Neighbour]] = []
-        for key, e, changes in scored:
+        for key, e in scored:
             if len(out) == n:
                 break
             if not key[0] or domain_verdicts(model, e.config) or violations(model, e.config):
                 continue  # the kernel itself, or one this arch's facts reject
             if condition is not None and not E.evaluate(condition, e.config, model.resolve):
                 continue  # one that does not run the problem
+            changes = tuple(c for c in changes_between(cfg, e.config, order) if c.field != "layout")
             out.append((key, Neighbour(e.name, changes, True, key[1])))
         return out
 
@@ -441,7 +460,7 @@ class Explainer:
         rule = self._by_id.get(reason.rule)
         if rule is None:
             return reason
-        from .neighbours import own_fix
+        from .fixes import own_fix
 
         return replace(reason, fix=own_fix(self.model, cfg, rule))
 

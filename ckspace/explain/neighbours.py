@@ -1,4 +1,5 @@
-"""The nearest valid kernels to a rejected one, and the smallest fix of one rule, found by CP-SAT.
+"""The nearest valid kernels to a rejected one, found by CP-SAT; and the smallest fix of one rule where the plain
+search of ckspace.explain.fixes would try too many candidates (solve_fix).
 
 Nearest means the fewest changed fields of the name. A stratum (variant, ndim, dtype) is one CP-SAT model holding
 every folded rule of the active families (ckspace.solve.folded), built once per stratum and cloned per question; each
@@ -23,8 +24,6 @@ kernels: explainer._nearest_in_stratum, tested against this search), and asks he
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -39,12 +38,11 @@ from ..rules.names import format_name
 from ..solve.cpsat import Compiler, LeanModel, Literal, new_variable, solve_stoppably
 from ..solve.folded import fold_constraints
 from .diff import changes_between
+from .measure import W_CHANGE, W_WHEN_OFF, distance
+from .measure import same as _same
 from .result import Neighbour
 
 
-W_CHANGE = 100_000  # one changed field outweighs any sum of step distances (at most a few hundred)
-W_PROBLEM = 10_000  # own_fix: among as few changes, keep variant/ndim/dtype
-W_WHEN_OFF = 5_000  # own_fix: among as few changes, meet the rule's requirement rather than make it not apply
 TIME_LIMIT = 10.0  # seconds per solve; hit only on pathological inputs, and then reported (optimal: false)
 
 
@@ -55,24 +53,6 @@ def _solver() -> cp_model.CpSolver:
     from ..solve.cpsat import new_solver
 
     return new_solver(cp_model_presolve=False, linearization_level=0, max_time_in_seconds=TIME_LIMIT)
-
-
-def distance(f: FieldDef, value: object, asked: object) -> int:
-    """Steps between two values of a numeric field: 1 for a neighbour in the domain, more for farther ones.
-
-    The asked value may lie outside the domain (tile_m 300): then the steps are counted from where it would sit.
-    Enum and Boolean fields have no order: 0 (their change is already counted).
-    """
-    if f.type != "int" or not isinstance(asked, int) or isinstance(asked, bool) or value == asked:
-        return 0
-    values = sorted(f.values)
-    lo, hi = (value, asked) if value < asked else (asked, value)  # type: ignore[operator]
-    between = bisect.bisect_left(values, hi) - bisect.bisect_right(values, lo)
-    return 1 + max(between, 0)
-
-
-def _same(a: object, b: object) -> bool:
-    return a == b and isinstance(a, bool) == isinstance(b, bool)
 
 
 @dataclass
@@ -221,47 +201,11 @@ def _negated(lit: Literal) -> Literal:
 
 
 # -- one rule on its own ---------------------------------------------------------------------------------------------
-def own_fix(model: Model, cfg: Mapping[str, object], rule: Rule) -> dict[str, object] | None:
-    """The smallest change of the rule's own fields (and no other) after which the config no longer breaks it.
-
-    This is what makes a reported rule a reason in its own right: fixing only what it mentions silences it. Fewest
-    changed fields first. The problem fields (variant, ndim, dtype) are never changed: a user needs a kernel for
-    their convolution, and "variant bwd_data -> bwd_weight" fixes nothing for them. None when no change of the
-    rule's other fields satisfies it (or the rule cannot be compiled for this config).
-    """
-    fields = model.data.fields
-    own = [fields[name] for name in sorted(rule.fields) if name in fields]
-    best = _best_fix(model, cfg, rule, own)
-    if best is None or breaks(rule, {**cfg, **best}, model):  # both readers must agree, or nothing is shown
-        return None
-    return best
-
-
-def _best_fix(model: Model, cfg: Mapping[str, object], rule: Rule, own: Sequence[FieldDef]) -> dict[str, object] | None:
-    """own_fix with the problem fields as asked, the cheapest change of the rule's other fields."""
-    problem = [f for f in own if f.stratum]
-    choices = [[cfg.get(f.name)] for f in problem]
-    combos = sorted(itertools.product(*choices),
-                    key=lambda c: sum(not _same(v, cfg.get(f.name)) for f, v in zip(problem, c)))
-    best: tuple[int, dict[str, object]] | None = None
-    for combo in combos:
-        moved = {f.name: v for f, v in zip(problem, combo) if not _same(v, cfg.get(f.name))}
-        floor = len(moved) * (W_CHANGE + W_PROBLEM)
-        if best is not None and floor >= best[0]:
-            continue  # even with nothing else changed it cannot beat the best fix found
-        trial = {**cfg, **dict(zip((f.name for f in problem), combo))}
-        found = _fix_rest(model, trial, rule, [f for f in own if not f.stratum])
-        if found is None:
-            continue
-        cost, rest = found
-        if best is None or floor + cost < best[0]:
-            best = (floor + cost, {**moved, **rest})
-    return None if best is None else best[1]
-
-
-def _fix_rest(model: Model, cfg: Mapping[str, object], rule: Rule,
+def solve_fix(model: Model, cfg: Mapping[str, object], rule: Rule,
               free: Sequence[FieldDef]) -> tuple[int, dict[str, object]] | None:
-    """With the problem fields fixed as in `cfg`: the cheapest change of `free` that satisfies the rule."""
+    """With the other fields as in `cfg`: the cheapest change of `free` that satisfies the rule, by CP-SAT (the weights
+    of ckspace.explain.measure: the fewest changed fields, then meeting the requirement rather than switching the rule
+    off, then the smallest moves). ckspace.explain.fixes asks here when its own search would be too long."""
     env = {k: v for k, v in cfg.items() if k not in {f.name for f in free}}
     try:
         when = E.fold(rule.when, env, model.resolve)

@@ -63,6 +63,11 @@ def breaks(rule: Rule, config: Mapping[str, object], model: Model) -> bool:
 _COMPILED: dict[tuple[int, str], tuple[object, Rule, tuple]] = memo("rules.check.compiled", {})
 
 
+def closures(rule: Rule, model: Model) -> tuple[Callable[..., object], Callable[..., object]]:
+    """The rule's `when` and `require` as functions of a config, with evaluate's exact semantics."""
+    return _compiled(rule, model)
+
+
 def _compiled(rule: Rule, model: Model) -> tuple:
     """The rule's `when` and `require` as closures with evaluate's exact semantics, once per model (its arch's data
     references are resolved in them): checking thousands of names, the tree walk was most of the time."""

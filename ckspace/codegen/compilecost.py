@@ -17,6 +17,7 @@ from typing import Mapping
 from ..memo import cached
 from ..errors import DataError
 from ..rules.data import FieldDef, load_fields
+from ..rules.kernel import number
 from ..rules.schema import Float, Int, ListOf, Str, Table, format_path, load_toml
 from .ckapi import templates_dir
 
@@ -57,7 +58,7 @@ class CostModel:
             if all(name in config for name in fields):
                 product = 1
                 for name in fields:
-                    product *= int(config[name])  # type: ignore[call-overload]
+                    product *= number(config, name)
                 seconds += each * product / per
         return seconds
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, cast
 
 from ..errors import CkspaceError, KernelNameError
 from ..lines import MAX_NAME, parse_json, read_bounded
+from .kernel import stratum_of
 from .names import parse_name
 from .schema import display
 
@@ -327,7 +328,7 @@ def to_documents(configs: Iterable[Mapping[str, object]], set_dir: str) -> tuple
     docs: dict[str, dict] = {}
     left_out: list[str] = []
     for cfg in configs:
-        variant, ndim, dtype = str(cfg["variant"]), int(cfg["ndim"]), str(cfg["dtype"])  # type: ignore[call-overload]
+        variant, ndim, dtype = stratum_of(cfg)
         layout = LAYOUT_3D if ndim == 3 and variant != "forward_depthwise" else str(cfg["layout"])
         path = f"{VARIANT_DIRS[variant]}/{set_dir}/{layout}_{dtype}.json"
         doc = docs.setdefault(path, {"variant": variant, "ndim_spatial": ndim, "layout": layout, "datatype": dtype,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from ..errors import ExprError, UsageError
 from ..rules import expr as E
 from ..rules import support as S
+from ..rules.kernel import number, numbers, stratum_of, text
 from ..rules.problem import Problem, ProblemError, _checked
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,11 +176,11 @@ class ProblemSet:
 # -- candidates ---------------------------------------------------------------------------------------------------------
 def _design(cfg: Mapping[str, object], rng: random.Random) -> list[Problem]:
     """Small problems for one signature (its representative config), varied over the features."""
-    ndim = int(cfg["ndim"])  # type: ignore[call-overload]
+    ndim = number(cfg, "ndim")
     out: list[Problem] = []
     if cfg["variant"] == "forward_depthwise":
-        f, sh, sw, ph, pw = (int(cfg[k]) for k in ("filter_size", "stride_h", "stride_w", "pad_h", "pad_w"))  # type: ignore[call-overload]
-        nb, th, tw = int(cfg["nbatch"]), int(cfg["dw_tile_h"]), int(cfg["dw_tile_w"])  # type: ignore[call-overload]
+        f, sh, sw, ph, pw = numbers(cfg, "filter_size", "stride_h", "stride_w", "pad_h", "pad_w")
+        nb, th, tw = numbers(cfg, "nbatch", "dw_tile_h", "dw_tile_w")
         for _ in range(DESIGN // 2):
             n = nb * rng.choice((1, 1, 2))
             ho, wo = rng.choice((1, 2, min(th, 4))), rng.choice((1, 2, min(tw, 4)))
@@ -190,8 +191,8 @@ def _design(cfg: Mapping[str, object], rng: random.Random) -> list[Problem]:
             if dw is not None:
                 out.append(dw)
         return out
-    spec = str(cfg["specialization"])
-    va, vb, vc, ngm = (int(cfg[k]) for k in ("vec_a", "vec_b", "vec_c", "num_groups_to_merge"))  # type: ignore[call-overload]
+    spec = text(cfg, "specialization")
+    va, vb, vc, ngm = numbers(cfg, "vec_a", "vec_b", "vec_c", "num_groups_to_merge")
     forward = cfg["variant"] == "forward"
     c_unit = math.lcm(vb, va) if forward else math.lcm(vb, vc)
     k_unit = vc if forward else va
@@ -278,7 +279,7 @@ def select_problems(space: "KernelSpace", kernels: Sequence[Mapping[str, object]
             except (KeyError, ExprError, TypeError, ValueError, ZeroDivisionError):
                 continue
         runs.append(mine)
-    strata = [(str(r["variant"]), int(r["ndim"]), str(r["dtype"])) for r in reps]  # type: ignore[call-overload]
+    strata = [stratum_of(r) for r in reps]
     feats = [features(p) for p in cands]
     items: dict[tuple, list[int]] = {}
     for i, mine in enumerate(runs):

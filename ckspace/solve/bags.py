@@ -177,14 +177,19 @@ def solve_bag(fields: Mapping[str, FieldDef], fac: Bag, timings: dict[str, float
 
 def _listed_in_python(fields: Mapping[str, FieldDef], fac: Bag, narrowed: tuple, limit: int | None, key: tuple,
                       timings: dict[str, float] | None, stats: Stats | None) -> list[Row] | None:
-    """The bag's rows by the plain-Python join (ckspace.solve.pysearch), or None where that is CP-SAT's job."""
+    """The bag's rows by numpy (ckspace.solve.nplist: a large bag of arithmetic) or the plain-Python join
+    (ckspace.solve.pysearch), or None where that is CP-SAT's job."""
     if not USE_PYTHON:
         return None
-    from . import pysearch
+    from . import nplist, pysearch
 
     t0 = time.process_time()
+    defs, constraints = [fields[n] for n in fac.fields], (*fac.constraints, *fac.implied)
     try:
-        rows = pysearch.rows([fields[n] for n in fac.fields], (*fac.constraints, *fac.implied), dict(narrowed), limit)
+        try:  # a large bag of plain arithmetic: numpy filters every assignment a field at a time
+            rows = nplist.rows(defs, constraints, dict(narrowed), limit)
+        except nplist.Unsupported:
+            rows = pysearch.rows(defs, constraints, dict(narrowed), limit)
     except pysearch.Unsupported:
         return None
     except OverflowError:

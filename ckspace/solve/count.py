@@ -399,10 +399,12 @@ def _array_factor(fields: tuple[str, ...], rows: list[tuple]) -> tuple[CountFact
         return None
     import numpy as np
 
-    try:
-        matrix = np.array(rows, dtype=np.int64)
-    except (OverflowError, ValueError, TypeError):
-        return None
+    matrix = getattr(rows, "matrix", None)  # listed by numpy (solve.nplist): its matrix, read-only
+    if matrix is None:
+        try:
+            matrix = np.array(rows, dtype=np.int64)
+        except (OverflowError, ValueError, TypeError):
+            return None
     if matrix.shape != (len(rows), len(fields)):
         return None
     columns = [set(np.unique(matrix[:, j]).tolist()) for j in range(len(fields))]

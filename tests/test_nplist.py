@@ -1,0 +1,127 @@
+"""ckspace.solve.nplist, the numpy lister of large bags, against the plain-Python one (ckspace.solve.pysearch) and
+an independent tree walk of the rule language (tests/expr_oracle.py):
+
+- every bag the open space's count solves on two archs and several strata, listed by both, gives the same rows
+  (nplist with its size floor lifted, so that small bags are compared too), and the largest are nplist's to list;
+- every shipped rule that nplist can vectorise reads, on random configs of the model's domains, as the tree walk
+  reads it, row by row.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from expr_oracle import tree_walk
+
+from ckspace import Space
+from ckspace.rules.data import load
+from ckspace.rules.expr import Unsupported
+from ckspace.rules.model import Model, kind_of_variant
+from ckspace.solve import bags, count, nplist, pysearch
+
+DATA = load()
+
+
+def _bags_of(arch: str, variant: str, ndim: int, dtype: str, monkeypatch) -> list[tuple]:
+    """(defs, constraints, narrowed) of every bag the open space's count of one stratum solves."""
+    seen: list[tuple] = []
+    solve = bags.solve_bag
+
+    def spy(defs, fac, timings=None, domains=None, limit=None, stats=None):
+        narrowed = {n: tuple(sorted(domains[n])) for n in fac.fields if domains and n in domains}
+        seen.append(([defs[n] for n in fac.fields], (*fac.constraints, *fac.implied), narrowed))
+        return solve(defs, fac, timings, domains, limit, stats)
+
+    monkeypatch.setattr(count, "solve_bag", spy)
+    bags._SOLVED.clear()
+    space = Space(arch=arch, rules="-ck-curation", use_cache=False)
+    assert sum(space.count(variant=variant, ndim=ndim, dtype=dtype).values()) > 0
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch, variant, ndim, dtype", [("gfx950", "forward", 2, "fp16"),
+                                                        ("gfx1201", "bwd_weight", 3, "bf16"),
+                                                        ("gfx90a", "bwd_data", 2, "fp32")])
+def test_numpy_lists_the_rows_pysearch_lists(arch, variant, ndim, dtype, monkeypatch) -> None:
+    seen = _bags_of(arch, variant, ndim, dtype, monkeypatch)
+    monkeypatch.setattr(nplist, "MIN_PRODUCT", 0)
+    compared = largest = 0
+    for defs, constraints, narrowed in seen:
+        try:
+            expected = pysearch.rows(defs, constraints, narrowed, budget=10**8)
+        except Unsupported:
+            continue  # CP-SAT's bag
+        try:
+            got = nplist.rows(defs, constraints, narrowed)
+        except Unsupported:
+            assert len(expected) < 20_000, [d.name for d in defs]  # a large bag of this space is numpy's
+            continue
+        assert got == expected, [d.name for d in defs]
+        assert np.array_equal(got.matrix, np.array(expected, dtype=np.int64).reshape(len(expected), len(defs)))
+        compared += 1
+        largest = max(largest, len(got))
+    assert compared >= 5 and largest >= 20_000
+
+
+def test_a_limit_is_kept_and_a_small_bag_is_left_to_pysearch(monkeypatch) -> None:
+    defs = [DATA.fields["tile_m"], DATA.fields["tile_n"], DATA.fields["tile_k"]]
+    with pytest.raises(Unsupported):
+        nplist.rows(defs[:1], (), {})  # one field: below MIN_PRODUCT
+    monkeypatch.setattr(nplist, "MIN_PRODUCT", 100)
+    all_rows = nplist.rows(defs, (), {})
+    assert len(all_rows) == len(defs[0].values) * len(defs[1].values) * len(defs[2].values)
+    assert all_rows == sorted(all_rows)
+    with pytest.raises(OverflowError):
+        nplist.rows(defs, (), {}, limit=10)
+
+
+def _columns(configs: list[dict], model: Model, kind: str) -> dict[str, np.ndarray]:
+    """Raw columns of configs: an enum's index, a bool's 0/1, an int as it is."""
+    out = {}
+    for f in model.fields(kind):
+        if f.derived:
+            continue
+        if f.type == "enum":
+            out[f.name] = np.array([f.values.index(c[f.name]) for c in configs], dtype=np.int64)
+        else:
+            out[f.name] = np.array([int(c[f.name]) for c in configs], dtype=np.int64)
+    return out
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
+def test_each_vectorised_rule_reads_as_the_tree_walk(arch: str) -> None:
+    model = Model(DATA, arch, set(DATA.families))
+    rng = random.Random(arch)
+    vectorised = 0
+    for rule in DATA.rules:
+        variants = [v for v in DATA.fields["variant"].values if rule.applies_to(kind_of_variant(str(v)))]
+        if not variants:
+            continue
+        variant = rng.choice(variants)
+        kind = kind_of_variant(str(variant))
+        configs = []
+        for _ in range(200):
+            cfg = {f.name: rng.choice(list(f.values)) for f in model.fields(kind) if not f.derived}
+            cfg["variant"] = variant
+            configs.append(cfg)
+        fields = {f.name: f for f in model.fields(kind)}
+        ev = nplist._Evaluator(_columns(configs, model, kind), fields, model.resolve)
+        for node in (rule.when, rule.require):
+            want = []
+            for cfg in configs:
+                try:
+                    want.append(bool(tree_walk(node, cfg, model.resolve)))
+                except Exception:  # noqa: BLE001 - a node the walk cannot read on this config: not compared
+                    want.append(None)
+            try:
+                got = np.broadcast_to(nplist._truth(ev.value(node)), (len(configs),))
+            except Unsupported:
+                continue
+            vectorised += 1
+            for w, g, cfg in zip(want, got.tolist(), configs):
+                if w is not None:
+                    assert w == g, (rule.id, cfg)
+    assert vectorised >= 40

@@ -12,10 +12,13 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 from expr_oracle import tree_walk
 
 from ckspace import Space
+from ckspace.memo import clear_all
 from ckspace.rules.data import load
 from ckspace.rules.expr import Unsupported
 from ckspace.rules.model import Model, kind_of_variant
@@ -35,7 +38,7 @@ def _bags_of(arch: str, variant: str, ndim: int, dtype: str, monkeypatch) -> lis
         return solve(defs, fac, timings, domains, limit, stats)
 
     monkeypatch.setattr(count, "solve_bag", spy)
-    bags._SOLVED.clear()
+    clear_all()  # no count or bag of an earlier test in this process is served from memory
     space = Space(arch=arch, rules="-ck-curation", use_cache=False)
     assert sum(space.count(variant=variant, ndim=ndim, dtype=dtype).values()) > 0
     return seen
@@ -125,3 +128,12 @@ def test_each_vectorised_rule_reads_as_the_tree_walk(arch: str) -> None:
                 if w is not None:
                     assert w == g, (rule.id, cfg)
     assert vectorised >= 40
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-5, 3 * 2**20), max_size=60))
+def test_distinct_is_numpys_unique(values: list[int]) -> None:
+    """count.distinct (counting small non-negative values, np.unique else) gives np.unique's sorted values."""
+    column = np.array(values, dtype=np.int64)
+    got = count.distinct(np, column)
+    assert got.dtype == np.int64 and got.tolist() == np.unique(column).tolist()

@@ -219,6 +219,16 @@ def _join_sum_rows(a: CountFactor, b: CountFactor, name: str) -> CountFactor:
     return CountFactor(tuple(fields[j] for j in keep), out)
 
 
+def distinct(np, column):
+    """The sorted distinct values of an int64 column, as np.unique gives them: by counting where the values are small
+    and not negative (tile sizes, vector widths, indices: a pass over the column, where np.unique hashes or sorts)."""
+    if column.size and 0 <= int(column.min()) and int(column.max()) < DISTINCT_BY_COUNT:
+        return np.flatnonzero(np.bincount(column)).astype(np.int64)
+    return np.unique(column)
+
+
+DISTINCT_BY_COUNT = 1 << 20  # the largest value + 1 that distinct() counts in an array of that length
+
 # Dense arrays (numpy) are used for a bucket when the array over all its fields has at most this many cells.
 DENSE_LIMIT = 30_000_000
 
@@ -245,7 +255,7 @@ def _dense_eliminate(bucket: Sequence[CountFactor], name: str) -> CountFactor | 
     for f, (rows, _) in zip(bucket, pairs):
         for j, x in enumerate(f.fields):
             columns[x].append(rows[:, j])
-    values = {x: np.unique(np.concatenate(cols)) for x, cols in columns.items()}
+    values = {x: distinct(np, np.concatenate(cols)) for x, cols in columns.items()}
 
     def cells(names: Iterable[str]) -> int:
         out = 1
@@ -407,7 +417,7 @@ def _array_factor(fields: tuple[str, ...], rows: list[tuple]) -> tuple[CountFact
             return None
     if matrix.shape != (len(rows), len(fields)):
         return None
-    columns = [set(np.unique(matrix[:, j]).tolist()) for j in range(len(fields))]
+    columns = [set(distinct(np, matrix[:, j]).tolist()) for j in range(len(fields))]
     return CountFactor(fields, rows=matrix, counts=np.ones(len(rows), dtype=np.int64)), columns
 
 

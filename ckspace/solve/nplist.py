@@ -82,10 +82,8 @@ def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str,
             length = int(keep.sum())
         if length == 0:
             break
-    if length and not all(done):  # a constraint of no field of the bag (a constant): decided here
-        for i, (when, require, _) in enumerate(checks):
-            if not done[i] and not _holds(when, require, columns, by_name, resolve, length).all():
-                return []
+    if length and not all(done):
+        raise Unsupported("a constraint on a field outside the bag")  # pysearch says what that is
     if length == 0:
         return []
     if limit is not None and length > limit:

@@ -320,6 +320,40 @@ def test_a_compile_past_the_timeout_is_killed_and_gives_no_verdict(tmp_path, mon
     assert {k.name for k in second.kernels if not k.cached} == {slow}  # no verdict was kept for it
 
 
+@pytest.mark.slow
+def test_a_round_starts_its_dearest_compile_and_a_resumed_run_tries_a_stopped_one_last(tmp_path, monkeypatch):
+    """Within a round ninja starts the units in the order emitted: dearest first (templates/compile-cost.toml), so a
+    round does not end waiting on a dear compile that started last. A compile an earlier run stopped at its deadline
+    is kept as an attempt (not a verdict) and goes after the kernels not yet tried."""
+    fake = tmp_path / "fakecc"
+    fake.write_text(fake_compiler_script(16))
+    fake.chmod(0o755)
+    (tmp_path / "inc" / "ck_tile").mkdir(parents=True)
+    space, configs = _kernels("gfx950", 10)
+    # two compv1 kernels, then a mem kernel: the compile-cost model puts mem's hot loop and tails at twice their cost
+    picked = [c for c in configs if c["pipeline"] == "compv1"][:2] + [c for c in configs if c["pipeline"] == "mem"][:1]
+    assert len(picked) == 3
+    dear = str(picked[2]["name"])
+    monkeypatch.setenv("CKSPACE_TEST_SLOW", dear)  # its compile sleeps 120 s
+    common = dict(revision="2025.11", unit_size=1, jobs=1, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    first = V.verify(space, picked, tmp_path / "v", budget=4, **common)
+    # one job: the dear kernel, last in the order given, was started first and held the job till the deadline
+    assert {k.name: k.status for k in first.kernels} == {str(c["name"]): "not-run" for c in picked}
+    attempts = json.loads((tmp_path / "v" / V.RESULTS).read_text())["attempts"]
+    assert len(attempts) == 1 and 2.0 <= next(iter(attempts.values())) <= 60.0
+    second = V.verify(space, picked, tmp_path / "v", budget=15, **common)
+    # now the two untried kernels go first and get their verdicts; the dear one is stopped again at the deadline
+    assert {k.name: k.status for k in second.kernels} == {
+        str(c["name"]): ("not-run" if c["name"] == dear else "ok") for c in picked}
+    saved = json.loads((tmp_path / "v" / V.RESULTS).read_text())
+    assert len(saved["kernels"]) == 2 and list(saved["attempts"]) == list(attempts)
+    assert saved["attempts"][next(iter(attempts))] >= attempts[next(iter(attempts))]
+    monkeypatch.delenv("CKSPACE_TEST_SLOW")
+    third = V.verify(space, picked, tmp_path / "v", **common)  # a verdict ends the attempt
+    assert {k.name for k in third.kernels if not k.cached} == {dear}
+    assert "attempts" not in json.loads((tmp_path / "v" / V.RESULTS).read_text())
+
+
 def _builds_with_clang22(name: str) -> bool:
     """The packed bf16 atomic add is compiled only for split-K, which the 2025.11 launcher instantiates for CK Tile's
     atomic widths 2, 4 and 8 (templates/2025.11/kernel_gemm.hpp.j2), and never with two-stage's fp32 workspace."""

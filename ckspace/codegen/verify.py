@@ -4,7 +4,10 @@ The kernels are compiled device-only in units of `unit_size` (emit + build, the 
 A unit that fails with more than one kernel is split in halves and both are compiled again, down to single kernels:
 a failing kernel costs at most 2·log2(unit size) extra compiles, and a large unit of passing kernels costs one
 compile. Verdicts are kept per kernel in the work directory, keyed by the kernel's C++ text, the arch and the
-compiler, so a second run (after Ctrl-C, or with --budget) compiles only what is left.
+compiler, so a second run (after Ctrl-C, or with --budget) compiles only what is left. A compile that a run stopped
+(its --budget ended, or --compile-timeout) is kept as an attempt, not a verdict: the next run compiles it after the
+kernels not yet tried, so each resumed run spends its budget on new verdicts first. Within a round the dearest units
+(templates/compile-cost.toml) are started first, so no job waits at the round's end for a dear compile.
 
 Before anything is compiled, the kernels that CK API revision cannot express are set aside, from data: those of an
 arch its headers do not compile for (templates/revisions.toml `unbuildable_archs`: gfx1250 in 2025.11) and those
@@ -38,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from . import build as B
-from .units import cpp_groups
+from .units import cpp_groups, kernel_costs
 from .rusage import TIMEOUT_TEXT
 from . import isa
 from .emit import emit
@@ -218,9 +221,26 @@ def _load_results(root: Path) -> dict[str, dict]:
                                                          or isinstance(v.get("isa_error"), str))}
 
 
-def _save_results(root: Path, results: Mapping[str, dict]) -> None:
-    atomic_write(root / RESULTS, json.dumps({"version": RESULTS_VERSION, "kernels": dict(results)}, indent=1,
-                                            sort_keys=True).encode())
+def _load_attempts(root: Path) -> dict[str, float]:
+    """Kernels (by key) an earlier run started and stopped without a verdict (its --budget ended, or the compile hit
+    --compile-timeout) -> the longest of those compiles, in seconds. Not a verdict: only an order (see _verify)."""
+    try:
+        data = json.loads((root / RESULTS).read_text())
+    except (OSError, ValueError):
+        return {}
+    got = data.get("attempts") if isinstance(data, dict) and data.get("version") == RESULTS_VERSION else None
+    if not isinstance(got, dict):
+        return {}
+    return {k: float(v) for k, v in got.items()
+            if isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0}
+
+
+def _save_results(root: Path, results: Mapping[str, dict], attempts: Mapping[str, float] | None = None) -> None:
+    data: dict[str, object] = {"version": RESULTS_VERSION, "kernels": dict(results)}
+    open_attempts = {k: round(v, 1) for k, v in (attempts or {}).items() if k not in results}  # a verdict ends one
+    if open_attempts:
+        data["attempts"] = open_attempts
+    atomic_write(root / RESULTS, json.dumps(data, indent=1, sort_keys=True).encode())
 
 
 def _unit_seconds(root: Path) -> dict[str, float]:
@@ -369,6 +389,11 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 followers.setdefault(lead, []).append(n)
     shadow = {n for f in followers.values() for n in f}
     pending = [n for n in pending if n not in shadow]
+    # A kernel an earlier run started but stopped (at its --budget or --compile-timeout) goes after the kernels not yet
+    # tried, the longest tried last: each resumed run spends its budget on new verdicts before it spends it again on
+    # the compiles that did not end last time. Among the untried the order given stays (a budget cuts its end).
+    attempts = _load_attempts(root)
+    pending.sort(key=lambda n: attempts.get(keys[n], 0.0))
 
     total = len(pending)
     done = 0
@@ -385,6 +410,12 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         while queue and sum(len(u) for u in units) < batch:
             units.append(queue.pop(0))
         result.rounds += 1
+        # Dearest units first (templates/compile-cost.toml): ninja starts them in this order, so a round's tail is its
+        # cheap compiles and no job waits long for a dear one that started last. Units an earlier run stopped still
+        # go after the untried ones.
+        unit_cost = dict(zip((n for u in units for n in u),
+                             kernel_costs([by_name[n] for u in units for n in u], arch)))
+        units.sort(key=lambda u: (max(attempts.get(keys[n], 0.0) for n in u), -sum(unit_cost[n] for n in u)))
         emit(space, [by_name[n] for u in units for n in u], work, revision=revision, units=units)
         if after_emit is not None:
             after_emit(work)
@@ -413,6 +444,9 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             cost = measured.get(obj)
             if built.stopped and failure is None and (cost is None or cost[2] != 0 or not (work / obj).is_file()):
                 unfinished.append(unit)  # stopped at the deadline before it was compiled: the next run does it
+                if cost is not None:  # it was compiling when the deadline came: the next run tries it late
+                    for n in unit:
+                        attempts[keys[n]] = max(attempts.get(keys[n], 0.0), cost[1])
                 continue
             result.compiles += 1
             if cost is None and log_path is not None:  # the wrapper writes a line for every compile it ran
@@ -442,6 +476,8 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 for n in unit:
                     verdicts[n] = KernelResult(n, "timed-out", failure.error,
                                                cost[1] / len(unit) if cost is not None else None, len(unit))
+                    spent = cost[1] if cost is not None else float(compile_timeout or 0.0)
+                    attempts[keys[n]] = max(attempts.get(keys[n], 0.0), spent)
                 done += len(unit)
             elif len(unit) == 1:
                 n = unit[0]
@@ -457,7 +493,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         if unmeasured and not any(w.startswith(COMPILES_LOG) for w in result.warnings):  # said once a run
             warning(f"{COMPILES_LOG} ({log_path}) got no line for some compiles, so their peak memory is unknown"
                     f"{_wrapper_error(built.log)}")
-        _save_results(root, results)
+        _save_results(root, results, attempts)
         if unfinished:
             queue[:0] = unfinished
         if built.stopped:
@@ -475,7 +511,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                                 "unit_size": got.unit_size, "peak_mib": got.peak_mib, "isa": got.isa,
                                 "isa_error": got.isa_error}
     if followers:
-        _save_results(root, results)
+        _save_results(root, results, attempts)
     for n in sorted(by_name):
         k = verdicts.get(n) or KernelResult(n, "not-run")
         if k.isa is not None:

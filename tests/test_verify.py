@@ -156,7 +156,8 @@ def test_enumerate_toolchain_lists_only_what_that_compiler_builds(capsys):
 
 FAKE_CC = """#!{python}
 # A stand-in compiler: writes the object (and its depfile) after holding {mib} MiB; a unit that includes the kernel
-# named in $CKSPACE_TEST_SLOW sleeps first, so that a deadline finds it running. verify compiles to assembly (-S) and
+# named in $CKSPACE_TEST_SLOW sleeps first, so that a deadline finds it running (and ignores SIGTERM where
+# $CKSPACE_TEST_STUBBORN is set). verify compiles to assembly (-S) and
 # assembles that (-x assembler): with -S it writes the assembly of one CK Tile kernel entry point (FAKE_ASM) with an
 # MFMA instruction (none for a unit that includes the kernel named in $CKSPACE_TEST_NO_MATRIX), and given an
 # assembly it writes an ELF object with the descriptor of each kernel of it (fake_object).
@@ -169,6 +170,9 @@ if "assembler" in args:
 src = next(a for a in args if a.endswith(".cpp"))
 slow = os.environ.get("CKSPACE_TEST_SLOW")
 if slow and slow in open(src).read():
+    if os.environ.get("CKSPACE_TEST_STUBBORN"):  # a compiler slow to stop: only the SIGKILL after the grace ends it
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(120)
 fail = os.environ.get("CKSPACE_TEST_FAIL")
 if fail and fail in open(src).read():
@@ -336,7 +340,11 @@ def test_a_round_starts_its_dearest_compile_and_a_resumed_run_tries_a_stopped_on
     dear = str(picked[2]["name"])
     monkeypatch.setenv("CKSPACE_TEST_SLOW", dear)  # its compile sleeps 120 s
     common = dict(revision="2025.11", unit_size=1, jobs=1, compiler=str(fake), ck_include=str(tmp_path / "inc"))
+    # and ignores SIGTERM, as a loaded compiler can take longer than the grace to end: the SIGKILL after it takes the
+    # compile wrapper (rusage.py) down too, which has written the compile's line at the SIGTERM
+    monkeypatch.setenv("CKSPACE_TEST_STUBBORN", "1")
     first = V.verify(space, picked, tmp_path / "v", budget=4, **common)
+    monkeypatch.delenv("CKSPACE_TEST_STUBBORN")
     # one job: the dear kernel, last in the order given, was started first and held the job till the deadline
     assert {k.name: k.status for k in first.kernels} == {str(c["name"]): "not-run" for c in picked}
     attempts = json.loads((tmp_path / "v" / V.RESULTS).read_text())["attempts"]

@@ -2,7 +2,8 @@
 
 ckspace verify puts this file in front of every compile (as the launcher of build.ninja's compile rule), so that each
 kernel's report has the compile's peak memory. One line per compile, written in a single O_APPEND write so that
-parallel compiles never interleave: `<output>\t<peak KiB>\t<seconds>\t<exit status>`. The output is the `-o`
+parallel compiles never interleave: `<output>\t<peak KiB>\t<seconds>\t<exit status>`. A compile stopped by SIGINT
+or SIGTERM gets its line when the signal comes: peak 0, the seconds so far and the negative signal number. The output is the `-o`
 argument without ninja's `.tmp` suffix, as named in build.ninja. LOG must be absolute (ckspace passes it so): ninja
 runs the compile in the emitted directory. A LOG that cannot be written is said on stderr (ninja's output), and the
 compile's own status is returned all the same.
@@ -154,14 +155,22 @@ def main(argv):
         sys.stderr.write("usage: rusage.py [--isa] [--timeout SECONDS] LOG CMD...\n")
         return 2
     log, cmd = argv[0], argv[1:]
+    started = time.monotonic()
     # ninja stops a compile by signalling its process group, which holds the compiler too: wait for it to end (and
-    # start nothing after it)
+    # start nothing after it). The line (how long it ran, and the signal) is written at once: a compiler slow to end
+    # takes this wrapper with it when ckspace's SIGKILL follows the grace period, and verify keeps that time (an
+    # attempt that the next run orders last).
     stopped = []
+
+    def stop(signum, _frame):
+        if not stopped:
+            _log_line(log, f"{_output(cmd)}\t0\t{time.monotonic() - started:.2f}\t{-signum}\n".encode())
+        stopped.append(signum)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda signum, _frame: stopped.append(signum))
+        signal.signal(sig, stop)
     steps = isa_commands(cmd) if isa else None
     clock = _Clock(timeout)
-    started = time.monotonic()
     if steps is None:
         code, peak = _run(cmd, clock)
     else:
@@ -180,8 +189,14 @@ def main(argv):
     if clock.expired:
         _remove(_output(cmd) + ".tmp")  # the killed compile's partial object
         sys.stderr.write(f"{TIMEOUT_TEXT} {timeout:g} s (--compile-timeout): no verdict\n")
-    seconds = time.monotonic() - started
-    line = f"{_output(cmd)}\t{peak}\t{seconds:.2f}\t{code}\n".encode()
+    if not stopped:  # a stopped compile's line was written by `stop`
+        seconds = time.monotonic() - started
+        _log_line(log, f"{_output(cmd)}\t{peak}\t{seconds:.2f}\t{code}\n".encode())
+    return code if code >= 0 else 128 - code
+
+
+def _log_line(log, line):
+    """Append one line to the compile log in a single O_APPEND write."""
     try:
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -192,7 +207,6 @@ def main(argv):
         # the measurement is a report, never a reason to fail a compile; but not a silent loss either: this line
         # lands in ninja's output (DIR/.ckspace/build.log), and ckspace verify says once that compiles went unmeasured
         sys.stderr.write(f"rusage.py: cannot write {log}: {exc.strerror or exc}\n")
-    return code if code >= 0 else 128 - code
 
 
 if __name__ == "__main__":

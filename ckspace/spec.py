@@ -7,7 +7,7 @@ the model is built from, and checks them before any solving. Nothing here builds
 
 >>> r = Spec(arch="gfx942", ck_api="2025.11", toolchain="registry").resolve()
 >>> r.rules, r.toolchain_family
-('+toolchain-clang22,+ck-api-2025.11', 'toolchain-clang22')
+('+toolchain-clang22,+ck-api-2025.11,-ck-api-2026.06', 'toolchain-clang22')
 >>> Spec(arch="gfx942", set_name="tests", ck_config="nowhere.json").resolve()
 Traceback (most recent call last):
 ...

@@ -135,11 +135,14 @@ def test_golden_comparison_can_fail(tmp_path, template_copy, gfx950, golden_kern
 
 # ---- 2025.11: templates and the rule family -----------------------------------------------------------------------
 def test_families_for_ck_api():
-    assert ckapi.families_for_ck_api("2025.11") == "+ck-api-2025.11"
+    # 2025.11 switches its own family on and the newest's (on by default) off; the newest needs no switch
+    assert ckapi.families_for_ck_api("2025.11") == "+ck-api-2025.11,-ck-api-2026.06"
     assert ckapi.families_for_ck_api("2026.06") == ""
     assert ckapi.families_for_ck_api(None) == ""
-    assert ckapi.combine_rules("+ck-archfilter", "2025.11") == "+ck-archfilter,+ck-api-2025.11"
+    assert ckapi.combine_rules("+ck-archfilter", "2025.11") == "+ck-archfilter,+ck-api-2025.11,-ck-api-2026.06"
     assert ckapi.combine_rules(None, "2026.06") is None
+    # a bare list replaces the default set: the other revision's family leaves it, the revision's own joins it
+    assert ckapi.combine_rules("arch,pipeline,ck-api-2026.06", "2025.11") == "arch,pipeline,ck-api-2025.11"
     with pytest.raises(UsageError, match="unknown CK API revision"):
         ckapi.families_for_ck_api("2024.01")
 

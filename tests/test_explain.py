@@ -433,6 +433,32 @@ EXPLICIT_GEMM = ("grouped_conv_bwd_weight_bf16_nhwgc_2d_compv3_cshuffle_intrawav
                  "_explicit_gemm")
 
 
+# The newest CK's own fact (ck-api-2026.06, on by default): the A tile's K side of 32 at X1 = 12 elements per access
+# (12 per thread < vec_a 16) takes X0 = min(64, 32 // 12) = 2 threads, and 2 · 12 = 24 does not cover 32: the newest
+# pattern static_asserts that its passes cover the side; CK Tile 2025.11 has no such assert (8 such kernels of the
+# audit built with it). The second breaks it with 96 elements at 1 per access (64 threads, 96 % 64 != 0), which
+# 2025.11 cannot load in one pass either (ck-api-2025.11.a-load-threads).
+NEWEST_ONLY = ("grouped_conv_fwd_bf16_nhwgc_2d_basic_v1_default_interwave_192x192x32_4x2x1_16x16x32_vec16_4_4_wg4_gm4"
+               "_filter1x1_pad0_pad011")
+NEITHER = "grouped_conv_bwd_data_bf16_nhwgc_2d_compv1_cshuffle_intrawave_128x32x96_4x1x1_32x32x16_vec1_1_1"
+
+
+def test_a_fact_of_the_default_revision_says_which_older_revision_builds_the_kernel() -> None:
+    threads, x, y, vec_a = 4 * 2 * 64, 32, 192, 16
+    x1 = min(vec_a, x * y // threads)
+    x0 = min(64, x // x1)
+    assert (x1, x0, x % (x0 * x1)) == (12, 2, 8)  # the arithmetic the note rests on, by hand
+    code, out, _ = cli("explain", NEWEST_ONLY, "--rules", "-ck-curation", "--neighbours", "0")
+    assert code == 1 and "ck-api-2026.06.a-load-cover" in out
+    assert ("rejected only by the CK API revision family ck-api-2026.06: CK API 2026.06 (the default) cannot build "
+            "it; CK API 2025.11 builds it: valid with --ck-api 2025.11") in out
+    assert cli("explain", NEWEST_ONLY, "--rules", "-ck-curation", "--ck-api", "2025.11")[0] == 0
+    code, out, _ = cli("explain", NEITHER, "--rules", "-ck-curation", "--neighbours", "0")
+    assert code == 1 and "CK API 2026.06 (the default) cannot build it; CK API 2025.11 cannot build it either" in out
+    code, out, _ = cli("explain", NEITHER, "--rules", "-ck-curation", "--ck-api", "2025.11", "--neighbours", "0")
+    assert code == 1 and "ck-api-2025.11.a-load-threads" in out and "--ck-api 2026.06 applies the family" in out
+
+
 def test_ck_api_revision() -> None:
     code, out, _ = cli("explain", EXPLICIT_GEMM, "--ck-api", "2025.11", "--neighbours", "2")
     assert code == 1 and "explicit_gemm needs CK API 2026.06" in out and "ck-api-2025.11.explicit-gemm" in out
@@ -584,7 +610,8 @@ def test_subprocess_single_names() -> None:
     bad = run("explain", "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x12x_2x2x1_16x16x32")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     open_space = run("explain", WAVE_4X4X2, "--arch", "gfx942", "--rules", "-ck-curation", "--format", "json")
-    assert open_space.returncode == 1 and json.loads(open_space.stdout)["rules"] == ["arch", "pipeline", "names"]
+    assert open_space.returncode == 1 and json.loads(open_space.stdout)["rules"] == ["arch", "pipeline", "names",
+                                                                                            "ck-api-2026.06"]
 
 
 # -- fuzzing: no input crashes or prints a traceback -----------------------------------------------------------------

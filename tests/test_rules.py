@@ -45,6 +45,8 @@ ALSO_BROKEN: dict[str, set[str]] = {
     "pipeline.a-load-rows": {"ck.vec-a-per-thread", "ck.vector"},
     "pipeline.b-load-rows": {"ck.vec-b-per-thread", "ck.vector"},
     "ck-api-2025.11.a-load-threads": {"ck.vector"},
+    "ck-api-2026.06.a-load-cover": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-warp"},
+    "ck-api-2026.06.b-load-cover": {"ck.pipeline", "ck.tile", "ck.vector", "ck.wave-warp"},
     "ck-api-2025.11.b-load-threads": {"ck.vector"},
     # CK Tile 2025.11's pipelines in the grouped convolution kernels: CK's curation never pairs them so.
     "ck-api-2025.11.compv2": {"ck.pipeline"},
@@ -165,6 +167,9 @@ def families_of(r: Rule) -> str:
         facts = [f for f, fam in DATA.families.items() if fam.default and f != "model"
                  and not any(f in c.families for c in DATA.catalogs.values())]
         return ",".join([*facts, *catalog.families])
+    if r.family.startswith("ck-api-"):  # a revision's own family, as --ck-api switches it: the other revisions' off
+        others = [f for f in DATA.families if f.startswith("ck-api-") and f != r.family and DATA.families[f].default]
+        return ",".join(["full", f"+{r.family}", *(f"-{f}" for f in others)])
     return f"full,+{r.family}"
 
 

@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_the_api_takes_ck_api_and_toolchain_as_the_command_line_does() -> None:
     by_words = Space(arch="gfx942", ck_api="2025.11", toolchain="registry")
-    by_families = Space(arch="gfx942", rules="+ck-api-2025.11,+toolchain-clang22")
+    by_families = Space(arch="gfx942", rules="+ck-api-2025.11,-ck-api-2026.06,+toolchain-clang22")
     assert by_words.families == by_families.families
     assert {"ck-api-2025.11", "toolchain-clang22"} <= set(by_words.families)
     assert by_words.spec.toolchain_family == "toolchain-clang22"

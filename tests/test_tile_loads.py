@@ -1,5 +1,5 @@
-"""The tile-load facts (rules/pipeline.toml a/b-load-*, rules/ck-api-2025.11.toml a/b-load-threads; families
-pipeline and ck-api-2025.11), the C store's and the backward transposes' (ck-api-2025.11 cshuffle-store,
+"""The tile-load facts (rules/pipeline.toml a/b-load-*, rules/ck-api-2025.11.toml a/b-load-threads,
+rules/ck-api-2026.06.toml a/b-load-cover; families pipeline, ck-api-2025.11 and ck-api-2026.06), the C store's and the backward transposes' (ck-api-2025.11 cshuffle-store,
 transpose-vector-a/b, transpose-wave-groups-a/b) against oracles that do not run the rule engine:
 
 - a transcription of CK Tile's tile_distribution_encoding_pattern_2d (ck_tile/core/algorithm/static_encoding_pattern.hpp)
@@ -31,8 +31,10 @@ DATA = load()
 COMMON = ("pipeline.a-load-vector", "pipeline.b-load-vector", "pipeline.a-load-wavefront", "pipeline.b-load-wavefront",
           "pipeline.a-load-rows", "pipeline.b-load-rows")
 REV_2025 = ("ck-api-2025.11.a-load-threads", "ck-api-2025.11.b-load-threads")
-# the families of the tile-load facts (pipeline is on by default, ck-api-2025.11 with --ck-api 2025.11)
-LOADS_2025 = "full,+ck-api-2025.11"
+REV_2026 = ("ck-api-2026.06.a-load-cover", "ck-api-2026.06.b-load-cover")
+# the families of the tile-load facts: pipeline and ck-api-2026.06 (the newest revision's) are on by default;
+# --ck-api 2025.11 switches ck-api-2025.11 on and ck-api-2026.06 off
+LOADS_2025 = "full,+ck-api-2025.11,-ck-api-2026.06"
 # the pipelines of UniversalGemmBasePolicy's loads: compv3-6 and mem, and the V1 pipeline (compv1 and basic_v1 in
 # the templates), whose default Policy is UniversalGemmPipelineAgBgCrPolicy in both revisions
 # (ck_tile/ops/gemm/pipeline/gemm_pipeline_agmem_bgmem_creg_v1.hpp: line 15 of amd-aiter 0.1.7.post2.dev18, and
@@ -109,8 +111,10 @@ def test_the_rules_reject_what_the_asserts_reject(arch, variant, pipeline, tile_
     newest, old = loads_fail(cfg, arch, "newest"), loads_fail(cfg, arch, "2025.11")
     common = rules_reject(cfg, arch, COMMON, "full")
     assert not common or (newest and old), (cfg, newest, old)
-    # ... and with 2025.11's own rules they are exactly what fails in 2025.11
+    # ... and with 2025.11's own rules they are exactly what fails in 2025.11, with the newest's exactly what fails in
+    # the newest (the default families)
     assert rules_reject(cfg, arch, COMMON + REV_2025, LOADS_2025) == old, (cfg, old)
+    assert rules_reject(cfg, arch, COMMON + REV_2026, "full") == newest, (cfg, newest)
 
 
 def test_the_rules_agree_with_the_compiler():
@@ -320,3 +324,18 @@ def test_the_transpose_oracle_matches_the_compiler():
                     assert rules_reject(cfg, arch, TRANSPOSES, LOADS_2025 + ",-ck-curation") == failed_here, (arch, name)
                     seen["failed" if failed_here else "ok"] += 1
     assert seen["failed"] >= 40 and seen["ok"] >= 10, seen
+
+
+def test_the_newest_revisions_cover_rules_reject_kernels_that_built_with_2025_11():
+    """Why a/b-load-cover are ck-api-2026.06's and not the pipeline family's: CK Tile 2025.11 has no such assert,
+    and kernels that break them built with it (round 6 of the audit, clang 22, CK Tile 2025.11): where X1 is the
+    elements per thread, below vec, X0 · X1 falls short of the side and 2025.11 compiles the load all the same."""
+    rounds = json.loads((REPO / "scripts" / "data" / "audit-2026-11-27.json").read_text())["rounds"]
+    built = []
+    for arch, kernels in rounds["6"].items():
+        for name, row in kernels["kernels"].items():
+            cfg = parse_name(name)
+            if row["status"] == "ok" and rules_reject(cfg, arch, REV_2026, "full,-ck-curation"):
+                assert loads_fail(cfg, arch, "newest") and not loads_fail(cfg, arch, "2025.11"), name
+                built.append(name)
+    assert len(built) >= 5, built

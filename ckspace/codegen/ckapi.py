@@ -143,12 +143,19 @@ def resolve_revision(name: str | None, ck_include: str | Path | None = None) -> 
 
 
 def families_for_ck_api(rev: str | None, ck_include: str | Path | None = None) -> str:
-    """The `--rules` fragment that restricts the model to what CK API `rev` can build ("" for the newest).
+    """The `--rules` fragment that restricts the model to what CK API `rev` can build: its own families on, every
+    other revision's off (each ck-api-* family belongs to one revision).
 
-    E.g. `families_for_ck_api("2025.11") == "+ck-api-2025.11"`; `rev` may be "auto" (with `ck_include`) or None.
+    The default revision's families are on by default and the others' off, so it is "" for the default; e.g.
+    `families_for_ck_api("2025.11") == "+ck-api-2025.11,-ck-api-2026.06"`. `rev` may be "auto" (with `ck_include`)
+    or None.
     """
     rev = resolve_revision(rev, ck_include)
-    return ",".join(f"+{f}" for f in revisions()[1][rev].families)
+    default, revs = revisions()
+    if rev == default:  # its families are on by default, every other revision's off
+        return ""
+    newest = [f for f in revs[default].families if f not in revs[rev].families]
+    return ",".join([*(f"+{f}" for f in revs[rev].families), *(f"-{f}" for f in newest)])
 
 
 def combine_rules(rules: str | None, ck_api: str | None, ck_include: str | Path | None = None) -> str | None:
@@ -158,6 +165,9 @@ def combine_rules(rules: str | None, ck_api: str | None, ck_include: str | Path 
         return rules
     if not rules:
         return extra
-    if rules.strip()[0] not in "+-":  # a bare list replaces the default set: keep it, add the API families
-        return f"{rules},{extra.replace('+', '')}"
+    if rules.strip()[0] not in "+-":  # a bare list replaces the default set: keep it, less the other revisions'
+        parts = extra.split(",")  # families, and add the API's own
+        off = {p[1:] for p in parts if p.startswith("-")}
+        kept = [f for f in (x.strip() for x in rules.split(",")) if f and f not in off]
+        return ",".join([*kept, *(p[1:] for p in parts if p.startswith("+") and p[1:] not in kept)])
     return f"{rules},{extra}"

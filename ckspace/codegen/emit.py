@@ -202,7 +202,8 @@ def _emit(space, configs, out_dir, revision, chunk_size, selection, archs, unit_
     missing = [f for f in revisions()[1][rev].families if f not in space.families]
     if missing:
         raise UsageError(f"CK API {rev} can build only what its rule family allows: make the space with "
-                         f"rules {families_for_ck_api(rev)!r} (the CLI does so for --ck-api {rev}); missing {', '.join(missing)}")
+                         f"rules {families_for_ck_api(rev) or ','.join(f'+{f}' for f in missing)!r} (the CLI does so for --ck-api "
+                         f"{rev}); missing {', '.join(missing)}")
     env = template_env(rev)
     writer = Writer(Path(out_dir))
     bpc = _block_per_cu_fn(space)

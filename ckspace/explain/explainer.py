@@ -493,8 +493,19 @@ class Explainer:
                 f"the hardware facts of {', '.join(exp.hardware_ok_on)} accept it (no {HARDWARE_FAMILY} rule breaks "
                 f"there), but other rules reject it there too{tail}")))
         api = api_revisions(on_fams + [r.family for r in off])
-        if on and all(f in api for f in on_fams):
-            newest, needs = api_default(), ", ".join(dict.fromkeys(api[f] for f in on_fams))
+        newest = api_default() if api else ""
+        if on and all(f in api and api[f] == newest for f in on_fams):
+            # the default revision's own facts: an older revision whose families accept it builds it
+            older = [rev for rev in dict.fromkeys(api[r.family] for r in off if r.family in api) if rev != newest]
+            blocked = {api[r.family] for r in off if r.family in api}
+            builds = [rev for rev in api_older(newest) if rev not in blocked]
+            tail = (f"CK API {', '.join(builds)} builds it: valid with --ck-api {builds[0]}" if builds else
+                    f"CK API {', '.join(older)} cannot build it either")
+            notes.append(Note("optional-only", (
+                f"rejected only by the CK API revision famil{'y' if len(on_fams) == 1 else 'ies'} "
+                f"{', '.join(on_fams)}: CK API {newest} (the default) cannot build it; {tail}")))
+        elif on and all(f in api for f in on_fams):
+            needs = ", ".join(dict.fromkeys(api[f] for f in on_fams))
             notes.append(Note("optional-only", (
                 f"rejected only by the CK API revision famil{'y' if len(on_fams) == 1 else 'ies'} "
                 f"{', '.join(on_fams)}: CK API {needs} cannot build it, it needs CK API {newest}; it is "
@@ -582,6 +593,13 @@ def api_default() -> str:
     from ..codegen.ckapi import revisions
 
     return revisions()[0]
+
+
+def api_older(newest: str) -> list[str]:
+    """The CK API revisions other than `newest`, as templates/revisions.toml lists them."""
+    from ..codegen.ckapi import revisions
+
+    return [name for name in revisions()[1] if name != newest]
 
 
 def nearest_in_domain(data: DataSet, name: str, value: object) -> dict[str, object] | None:

@@ -27,7 +27,7 @@ helper fields (ckspace.solve.abstract) are functions of the real ones, so ranks 
 are ranks over configs.
 
 Unranking is vectorized over the ranks drawn (numpy): a sample of 1,000 kernels of gfx950's open space
-(50,658,233,129,040 kernels) spends nearly all of its time solving the count's factors, as the count does.
+(43,639,549,726,800 kernels) spends nearly all of its time solving the count's factors, as the count does.
 tests/test_sampling.py checks it against brute force: every rank of random factor products, each assignment
 exactly as often as its weight.
 """

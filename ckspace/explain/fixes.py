@@ -17,7 +17,8 @@ smaller number) is kept: CP-SAT kept whichever it found first.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Mapping, Sequence
+import math
+from typing import Mapping, Sequence
 
 from ..rules.check import breaks, closures
 from ..rules.data import FieldDef, Rule
@@ -84,7 +85,7 @@ def search_fix(model: Model, cfg: Mapping[str, object], rule: Rule, free: Sequen
     tried = 0
     for size in range(max(1, len(must)), len(free) + 1):
         groups = [g for g in itertools.combinations(range(len(free)), size) if must <= set(g)]
-        total = sum(_product(len(options[i]) for i in g) for g in groups)
+        total = sum(math.prod(len(options[i]) for i in g) for g in groups)
         if tried + total > limit:
             raise _Undecided
         tried += total
@@ -113,9 +114,3 @@ def search_fix(model: Model, cfg: Mapping[str, object], rule: Rule, free: Sequen
             return off
     return None
 
-
-def _product(sizes: Iterable[int]) -> int:
-    out = 1
-    for n in sizes:
-        out *= n
-    return out

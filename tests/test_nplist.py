@@ -69,6 +69,56 @@ def test_numpy_lists_the_rows_pysearch_lists(arch, variant, ndim, dtype, monkeyp
     assert compared >= 5 and largest >= 20_000
 
 
+@pytest.mark.parametrize("arch, variant, ndim, dtype", [("gfx950", "bwd_data", 3, "bf16"),
+                                                        ("gfx942", "forward", 2, "fp16")])
+def test_a_catalogs_tables_seed_the_rows_pysearch_lists(arch, variant, ndim, dtype, monkeypatch) -> None:
+    """A stratum of CK's full, listed: its bags hold tuples of fields in CK's tables, which seed numpy's rows (the
+    table's rows, not their fields' product); every bag gives pysearch's rows."""
+    from ckspace.solve import plan as plan_module
+    from ckspace.solve.kernels import KernelSpace
+
+    seen: list[tuple] = []
+    solve = plan_module.solve_bag
+
+    def spy(defs, fac, timings=None, domains=None, limit=None, stats=None):
+        narrowed = {n: tuple(sorted(domains[n])) for n in fac.fields if domains and n in domains}
+        seen.append(([defs[n] for n in fac.fields], (*fac.constraints, *fac.implied), narrowed))
+        return solve(defs, fac, timings, domains, limit, stats)
+
+    monkeypatch.setattr(plan_module, "solve_bag", spy)
+    clear_all()
+    listed = list(KernelSpace(arch=arch, use_cache=False).rows(variant=variant, ndim=ndim, dtype=dtype))
+    assert listed
+    monkeypatch.setattr(nplist, "MIN_PRODUCT", 0)
+    seeded = 0
+    for defs, constraints, narrowed in seen:
+        expected = pysearch.rows(defs, constraints, narrowed, budget=10**8)
+        by_name = {d.name: d for d in defs}
+        domains = {d.name: nplist._raw_domain(d, narrowed.get(d.name)) for d in defs}
+        seeded += nplist._seed(constraints, by_name, domains) is not None
+        try:
+            got = nplist.rows(defs, constraints, narrowed)
+        except Unsupported:
+            continue
+        assert got == expected, [d.name for d in defs]
+    assert seeded >= 2
+
+
+def test_a_table_row_seeds_only_the_values_its_fields_can_equal() -> None:
+    """Python's ==: an enum field equals only its own names, a number or bool field a number or bool."""
+    from ckspace.rules.data import FieldDef
+
+    pipeline = next(d for d in DATA.fields.values() if d.type == "enum" and "compv3" in d.values)
+    tile = DATA.fields["tile_m"]
+    flag = next(d for d in DATA.fields.values() if d.type == "bool")
+    assert nplist._raw_row(("compv3", 128), [pipeline, tile]) == (list(pipeline.values).index("compv3"), 128)
+    assert nplist._raw_row(("nope", 128), [pipeline, tile]) is None
+    assert nplist._raw_row((3, 128), [pipeline, tile]) is None  # a number never equals a name
+    assert nplist._raw_row(("128", 128), [tile, tile]) is None  # nor a text a number
+    assert nplist._raw_row((True, 1), [flag, tile]) == (1, 1)
+    assert isinstance(pipeline, FieldDef)
+
+
 def test_a_limit_is_kept_and_a_small_bag_is_left_to_pysearch(monkeypatch) -> None:
     defs = [DATA.fields["tile_m"], DATA.fields["tile_n"], DATA.fields["tile_k"]]
     with pytest.raises(Unsupported):
@@ -137,3 +187,21 @@ def test_distinct_is_numpys_unique(values: list[int]) -> None:
     column = np.array(values, dtype=np.int64)
     got = count.distinct(np, column)
     assert got.dtype == np.int64 and got.tolist() == np.unique(column).tolist()
+
+
+def test_tabled_is_a_tuple_of_fields_always_in_a_constant_table() -> None:
+    """bags tries a search first on such a bag (CK's curated tables prune it at once); the rows are the same."""
+    from types import SimpleNamespace as C
+
+    from ckspace.rules import expr as E
+
+    def parse(text: str) -> E.Node:  # as the model holds it: constant parts folded (a table is one constant)
+        return E.fold(E.parse(text, DATA.fields, frozenset({"arch"})), {}, lambda path: None)
+
+    true = E.Const(True)
+    table = parse("(tile_m, tile_n) in ((128, 128), (256, 128))")
+    assert nplist.tabled([C(when=true, require=table)])
+    assert not nplist.tabled([C(when=parse("pipeline == 'mem'"), require=table)])  # not always
+    assert not nplist.tabled([C(when=true, require=parse("(tile_m, tile_n) not in ((128, 128),)"))])
+    assert not nplist.tabled([C(when=true, require=parse("(tile_m, tile_n * 2) in ((128, 128),)"))])
+    assert not nplist.tabled([C(when=true, require=parse("tile_m % 16 == 0"))])

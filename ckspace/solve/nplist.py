@@ -18,13 +18,16 @@ depend on which lister gave them (tests compare them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from ..rules import expr as E
 from ..rules.data import FieldDef
 from ..rules.expr import Unsupported
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = None  # imported by rows() once a bag is numpy's: a stratum of CK's catalogs never loads it (65 ms)
 
 Row = tuple[int, ...]
 MAX_ROWS = 4_000_000  # rows of a partial product held at once (8 int64 columns: 256 MB at most)
@@ -59,17 +62,12 @@ def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str,
         raise Unsupported("a small bag")
     checks = [(c.when, c.require, E.fields_of(c.when) | E.fields_of(c.require)) for c in constraints]
     by_name = {d.name: d for d in defs}
-    order = sorted(by_name, key=lambda n: (len(domains[n]), n))
     columns: dict[str, np.ndarray] = {}
     length = 1
     done = [False] * len(checks)
-    for name in order:
-        values = np.asarray(domains[name], dtype=np.int64)
-        if length * len(values) > MAX_ROWS:
-            raise Unsupported(f"more than {MAX_ROWS} rows at once")
-        columns = {n: np.repeat(col, len(values)) for n, col in columns.items()}
-        columns[name] = np.tile(values, length)
-        length *= len(values)
+
+    def filtered() -> None:  # every constraint whose fields are all in filters the rows, once
+        nonlocal columns, length
         keep: np.ndarray | None = None
         for i, (when, require, scope) in enumerate(checks):
             if done[i] or not scope <= columns.keys():
@@ -80,8 +78,33 @@ def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str,
         if keep is not None and not keep.all():
             columns = {n: col[keep] for n, col in columns.items()}
             length = int(keep.sum())
+
+    # A tuple of fields in a table of rows (CK's curated tiles and pairs) seeds the rows: its fields start as the
+    # table's rows rather than their product, which grows to millions of rows before the table cuts it to a few
+    # (2 s for a stratum of CK's full, where pysearch took 0.02 s). The most selective such table is taken.
+    seed = _seed(constraints, by_name, domains)
+    if seed is not None:
+        seeded = len(seed[1])
+        for n in by_name:
+            seeded *= 1 if n in seed[0] else max(len(domains[n]), 1)
+        if seeded < MIN_PRODUCT:  # a table that leaves few rows: pysearch propagates it, with less to set up
+            raise Unsupported("a small bag once its table is applied")
+    _import_numpy()
+    if seed is not None:
+        names, table = seed
+        columns = {n: np.asarray([row[i] for row in table], dtype=np.int64) for i, n in enumerate(names)}
+        length = len(table)
+        filtered()
+    for name in sorted((n for n in by_name if n not in columns), key=lambda n: (len(domains[n]), n)):
         if length == 0:
             break
+        values = np.asarray(domains[name], dtype=np.int64)
+        if length * len(values) > MAX_ROWS:
+            raise Unsupported(f"more than {MAX_ROWS} rows at once")
+        columns = {n: np.repeat(col, len(values)) for n, col in columns.items()}
+        columns[name] = np.tile(values, length)
+        length *= len(values)
+        filtered()
     if length and not all(done):
         raise Unsupported("a constraint on a field outside the bag")  # pysearch says what that is
     if length == 0:
@@ -92,6 +115,72 @@ def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str,
     matrix = matrix[np.lexsort(matrix.T[::-1])] if len(defs) else matrix
     matrix.setflags(write=False)  # shared by the bag cache and the count tables made of it
     return Rows(map(tuple, matrix.tolist()), matrix)
+
+
+def tabled(constraints: Sequence) -> bool:
+    """Whether a constraint always requires a tuple of fields to be a row of a constant table (CK's curated tiles
+    and pairs): such a bag is pruned at once by a search (ckspace.solve.bags tries pysearch first)."""
+    return any(type(c.when) is E.Const and c.when.value and type(c.require) is E.In and not c.require.negate
+               and isinstance(c.require.left, E.Tup) and isinstance(c.require.right, E.Const)
+               and all(type(i) is E.Field for i in c.require.left.items) for c in constraints)
+
+
+def _import_numpy() -> None:
+    global np
+    if np is None:
+        import numpy
+
+        np = numpy
+
+
+def _seed(constraints: Sequence, defs: Mapping[str, FieldDef],
+          domains: Mapping[str, Sequence[int]]) -> tuple[list[str], list[Row]] | None:
+    """The most selective `(field, ...) in TABLE` constraint that always applies (its `when` a true constant, every
+    item a distinct field of the bag): its fields and the table's rows as raw values within their domains, unique
+    and in table order (a row that no assignment equals, by Python's ==, is left out). None where there is none."""
+    best: tuple[float, list[str], list[Row]] | None = None
+    for c in constraints:
+        r = c.require
+        if type(c.when) is not E.Const or not c.when.value or type(r) is not E.In or r.negate or \
+                not isinstance(r.left, E.Tup) or not isinstance(r.right, E.Const):
+            continue
+        names = [i.name if type(i) is E.Field else "" for i in r.left.items]
+        rows_ = r.right.value
+        if not all(n in defs for n in names) or len(set(names)) != len(names) or \
+                not isinstance(rows_, (tuple, list, frozenset, set)) or \
+                not all(isinstance(row, (tuple, list)) for row in rows_):
+            continue
+        allowed = [set(domains[n]) for n in names]
+        table: dict[Row, None] = {}
+        for row in rows_:
+            raw = _raw_row(row, [defs[n] for n in names])
+            if raw is not None and all(v in a for v, a in zip(raw, allowed)):
+                table[raw] = None
+        space = 1
+        for n in names:
+            space *= max(len(domains[n]), 1)
+        share = len(table) / space
+        if best is None or share < best[0]:
+            best = (share, names, list(table))
+    return None if best is None else (best[1], best[2])
+
+
+def _raw_row(row: Sequence[object], defs: Sequence[FieldDef]) -> Row | None:
+    """A table row as the fields' raw values, or None where no value of a field equals its item: an enum equals
+    only its own names; a number or a bool equals a number or a bool (not a text)."""
+    if len(row) != len(defs):
+        return None
+    out = []
+    for value, d in zip(row, defs):
+        if d.type == "enum":
+            if not isinstance(value, str) or value not in d.values:
+                return None
+            out.append(list(d.values).index(value))
+        elif isinstance(value, (bool, int)) and not isinstance(value, str):
+            out.append(int(value))
+        else:
+            return None
+    return tuple(out)
 
 
 class Rows(list):

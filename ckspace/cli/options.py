@@ -52,8 +52,8 @@ def add_ck_api_options(p) -> None:
     """--ck-api / --ck-include: list only what a CK Tile API revision can build (its rule family, ckspace.codegen.ckapi);
     --toolchain: only what a compiler builds (its family toolchain-NAME, found by `ckspace verify`)."""
     p.add_argument("--ck-api", metavar="REV",
-                   help="only kernels this CK Tile API revision can build: 2026.06 (newest: everything), 2025.11, "
-                        "or auto (with --ck-include)")
+                   help="only kernels this CK Tile API revision can build: 2026.06 (the newest; its facts, family "
+                        "ck-api-2026.06, apply without the option too), 2025.11, or auto (with --ck-include)")
     p.add_argument("--ck-include", metavar="DIR", help="CK Tile headers (the directory holding ck_tile/), for --ck-api auto")
     p.add_argument("--toolchain", metavar="NAME",
                    help="only kernels this compiler builds (its rule family toolchain-NAME, e.g. clang22); registry: "

@@ -27,8 +27,9 @@ from ckspace.solve import bags, count, nplist, pysearch
 DATA = load()
 
 
-def _bags_of(arch: str, variant: str, ndim: int, dtype: str, monkeypatch) -> list[tuple]:
-    """(defs, constraints, narrowed) of every bag the open space's count of one stratum solves."""
+def _spy_on_bags(module, monkeypatch) -> list[tuple]:
+    """(defs, constraints, narrowed) of every bag `module` (count or plan) solves from now on, kept in the list
+    returned; no bag of an earlier test in this process is served from memory."""
     seen: list[tuple] = []
     solve = bags.solve_bag
 
@@ -37,8 +38,14 @@ def _bags_of(arch: str, variant: str, ndim: int, dtype: str, monkeypatch) -> lis
         seen.append(([defs[n] for n in fac.fields], (*fac.constraints, *fac.implied), narrowed))
         return solve(defs, fac, timings, domains, limit, stats)
 
-    monkeypatch.setattr(count, "solve_bag", spy)
-    clear_all()  # no count or bag of an earlier test in this process is served from memory
+    monkeypatch.setattr(module, "solve_bag", spy)
+    clear_all()
+    return seen
+
+
+def _bags_of(arch: str, variant: str, ndim: int, dtype: str, monkeypatch) -> list[tuple]:
+    """(defs, constraints, narrowed) of every bag the open space's count of one stratum solves."""
+    seen = _spy_on_bags(count, monkeypatch)  # no count or bag of an earlier test in this process is served from memory
     space = Space(arch=arch, rules="-ck-curation", use_cache=False)
     assert sum(space.count(variant=variant, ndim=ndim, dtype=dtype).values()) > 0
     return seen
@@ -77,16 +84,7 @@ def test_a_catalogs_tables_seed_the_rows_pysearch_lists(arch, variant, ndim, dty
     from ckspace.solve import plan as plan_module
     from ckspace.solve.kernels import KernelSpace
 
-    seen: list[tuple] = []
-    solve = plan_module.solve_bag
-
-    def spy(defs, fac, timings=None, domains=None, limit=None, stats=None):
-        narrowed = {n: tuple(sorted(domains[n])) for n in fac.fields if domains and n in domains}
-        seen.append(([defs[n] for n in fac.fields], (*fac.constraints, *fac.implied), narrowed))
-        return solve(defs, fac, timings, domains, limit, stats)
-
-    monkeypatch.setattr(plan_module, "solve_bag", spy)
-    clear_all()
+    seen = _spy_on_bags(plan_module, monkeypatch)
     listed = list(KernelSpace(arch=arch, use_cache=False).rows(variant=variant, ndim=ndim, dtype=dtype))
     assert listed
     monkeypatch.setattr(nplist, "MIN_PRODUCT", 0)

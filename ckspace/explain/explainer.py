@@ -496,11 +496,10 @@ class Explainer:
         newest = api_default() if api else ""
         if on and all(f in api and api[f] == newest for f in on_fams):
             # the default revision's own facts: an older revision whose families accept it builds it
-            older = [rev for rev in dict.fromkeys(api[r.family] for r in off if r.family in api) if rev != newest]
-            blocked = {api[r.family] for r in off if r.family in api}
+            blocked = dict.fromkeys(api[r.family] for r in off if r.family in api and api[r.family] != newest)
             builds = [rev for rev in api_older(newest) if rev not in blocked]
             tail = (f"CK API {', '.join(builds)} builds it: valid with --ck-api {builds[0]}" if builds else
-                    f"CK API {', '.join(older)} cannot build it either")
+                    f"CK API {', '.join(blocked)} cannot build it either")
             notes.append(Note("optional-only", (
                 f"rejected only by the CK API revision famil{'y' if len(on_fams) == 1 else 'ies'} "
                 f"{', '.join(on_fams)}: CK API {newest} (the default) cannot build it; {tail}")))

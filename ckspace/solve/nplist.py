@@ -4,14 +4,15 @@ fields joined by integer arithmetic, which the one-assignment-at-a-time search o
 about 1.2 s each).
 
 Fields are added in order of their domains' sizes; after each, every constraint whose fields are all set filters
-the rows. The values are the raw ones the solver uses (an enum's index, a bool's 0/1), so the rows come out as
+the rows. A tuple of fields that must be a row of a constant table (CK's curated tiles) seeds its fields with the
+table's rows instead, the most selective such table first. The values are the raw ones the solver uses (an enum's index, a bool's 0/1), so the rows come out as
 pysearch and CP-SAT give them: every satisfying assignment, as raw tuples in `defs` order, sorted.
 
 The semantics are those of `ckspace.rules.expr` (compile_node, exact): integer arithmetic with total division
 (x // 0 == 0, x % 0 == x), floor division and remainder as Python's, `and`/`or`/`not` on truth values, min/max,
-comparisons, membership in a constant collection. A node this module does not vectorise (a table index, a tuple, a
-data reference that is not a number, arithmetic or ordering on text), an intermediate product over MAX_ROWS rows, or
-a value that could leave int64 raises Unsupported, and the caller lists the bag the other way: the rows never
+comparisons, membership in a constant collection. A node this module does not vectorise (a table index, a tuple
+outside a table, a data reference that is not a number, arithmetic or ordering on text), an intermediate product
+over MAX_ROWS rows, or a value that could leave int64 raises Unsupported, and the caller lists the bag the other way: the rows never
 depend on which lister gave them (tests compare them).
 """
 
@@ -120,9 +121,20 @@ def rows(defs: Sequence[FieldDef], constraints: Sequence, narrowed: Mapping[str,
 def tabled(constraints: Sequence) -> bool:
     """Whether a constraint always requires a tuple of fields to be a row of a constant table (CK's curated tiles
     and pairs): such a bag is pruned at once by a search (ckspace.solve.bags tries pysearch first)."""
-    return any(type(c.when) is E.Const and c.when.value and type(c.require) is E.In and not c.require.negate
-               and isinstance(c.require.left, E.Tup) and isinstance(c.require.right, E.Const)
-               and all(type(i) is E.Field for i in c.require.left.items) for c in constraints)
+    return any(_table(c) is not None for c in constraints)
+
+
+def _table(c) -> tuple[list[str], object] | None:
+    """(its fields, the table) of a constraint `(field, ...) in TABLE` that always applies (its `when` a true
+    constant, the table a constant), else None."""
+    r = c.require
+    if type(c.when) is not E.Const or not c.when.value or type(r) is not E.In or r.negate or \
+            not isinstance(r.left, E.Tup) or not isinstance(r.right, E.Const):
+        return None
+    items = [i for i in r.left.items if isinstance(i, E.Field)]
+    if len(items) != len(r.left.items):
+        return None
+    return [i.name for i in items], r.right.value
 
 
 def _import_numpy() -> None:
@@ -140,12 +152,10 @@ def _seed(constraints: Sequence, defs: Mapping[str, FieldDef],
     and in table order (a row that no assignment equals, by Python's ==, is left out). None where there is none."""
     best: tuple[float, list[str], list[Row]] | None = None
     for c in constraints:
-        r = c.require
-        if type(c.when) is not E.Const or not c.when.value or type(r) is not E.In or r.negate or \
-                not isinstance(r.left, E.Tup) or not isinstance(r.right, E.Const):
+        found = _table(c)
+        if found is None:
             continue
-        names = [i.name if type(i) is E.Field else "" for i in r.left.items]
-        rows_ = r.right.value
+        names, rows_ = found
         if not all(n in defs for n in names) or len(set(names)) != len(names) or \
                 not isinstance(rows_, (tuple, list, frozenset, set)) or \
                 not all(isinstance(row, (tuple, list)) for row in rows_):

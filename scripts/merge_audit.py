@@ -2,6 +2,7 @@
 and write the audit's summary that `ckspace rules` shows (constraints/evidence/audit.json).
 
     python scripts/merge_audit.py scripts/data/audit-2026-11-27.json ROUND OUT_DIR/gfx90a.json OUT_DIR/gfx950.json ...
+    python scripts/merge_audit.py scripts/data/audit-2026-11-27.json ROUND --add RUN_DIR/gfx90a.json ...
     python scripts/merge_audit.py scripts/data/audit-2026-11-27.json --summary constraints/evidence/audit.json
 
 Each input is one arch's JSON ({"audit": ..., "verify": ...}; the arch is the file's stem), next to the plan it
@@ -10,6 +11,10 @@ and, for a kernel that built, its code object's LDS (group segment) and the mode
 plan's names. `accepted_now` is then recomputed for every round: whether the
 facts of this checkout (`--rules -ck-curation,+toolchain-clang22 --ck-api 2025.11`) accept the kernel, and
 `broken_now` which of their rules it breaks.
+
+With --add, the inputs are later runs of a round already in the file (the rests of its plans,
+scripts/audit_round_rest.py): their verdicts join the round's, and the round keeps its plan. A kernel outside the
+round's plan, or one whose new verdict contradicts its old one, is an error and nothing is written.
 
 The summary (--summary, after the facts or the data change; tests/test_audit_data.py checks it is current) counts,
 per arch:
@@ -47,7 +52,7 @@ VERDICTS = ("ok", "failed", "no-matrix", "no-launch")  # not: not-run, unexpress
 
 
 
-def round_of(path: Path) -> dict:
+def round_of(path: Path, with_plan: bool = True) -> dict:
     data = json.loads(path.read_text())
     kernels = {}
     for k in data["verify"]["kernels"]:
@@ -60,13 +65,35 @@ def round_of(path: Path) -> dict:
             row["lds_model"] = k.get("lds_model")
         kernels[k["name"]] = row
     sections: list[dict] = []
-    for line in (path.parent / f"plan-{path.stem}.txt").read_text().splitlines():
+    for line in (path.parent / f"plan-{path.stem}.txt").read_text().splitlines() if with_plan else []:
         if line.startswith("# audit: "):
             kind, _, detail = line[len("# audit: "):].partition(" ")
             sections.append({"kind": kind, "detail": detail.strip(), "names": []})
         elif line.strip() and not line.startswith("#"):
             sections[-1]["names"].append(line.strip())
     return {"kernels": kernels, "sections": sections}
+
+
+def _add(rounds: dict, label: str, runs: dict[str, dict]) -> None:
+    """Join later runs' verdicts (arch -> round_of without a plan) to round `label`, in place; ValueError on a kernel
+    outside the round's plan or a verdict that contradicts the round's."""
+    if label not in rounds:
+        raise ValueError(f"no round {label!r} to add to (rounds: {', '.join(rounds)})")
+    for arch, run in runs.items():
+        entry = rounds[label].get(arch)
+        if entry is None:
+            raise ValueError(f"round {label} has no arch {arch!r}")
+        planned = {n for s in entry["sections"] for n in s["names"]}
+        for name, row in run["kernels"].items():
+            if name not in planned:
+                raise ValueError(f"{arch}: {name} is not in round {label}'s plan")
+            old = entry["kernels"].get(name)
+            if old is not None and old["status"] != row["status"]:
+                raise ValueError(f"{arch}: {name} was {old['status']} and is now {row['status']}")
+    for arch, run in runs.items():
+        kernels = rounds[label][arch]["kernels"]
+        for name, row in run["kernels"].items():
+            kernels.setdefault(name, row)
 
 
 def recompute(data: dict) -> None:
@@ -141,12 +168,20 @@ def main(argv: list[str]) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(summary(data, str(rel)), indent=1, sort_keys=False) + "\n")
         return 0
-    if len(argv) < 3 or argv[1].startswith("-"):
+    add = len(argv) > 2 and argv[2] == "--add"
+    if len(argv) < 3 + add or argv[1].startswith("-") or any(a.startswith("-") for a in argv[2 + add:]):
         print("usage: " + __doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         return 2
-    target, label, inputs = Path(argv[0]), argv[1], [Path(p) for p in argv[2:]]
+    target, label, inputs = Path(argv[0]), argv[1], [Path(p) for p in argv[2 + add:]]
     data = json.loads(target.read_text())
-    data["rounds"][label] = {p.stem: round_of(p) for p in inputs}
+    if not add:
+        data["rounds"][label] = {p.stem: round_of(p) for p in inputs}
+    else:
+        try:
+            _add(data["rounds"], label, {p.stem: round_of(p, with_plan=False) for p in inputs})
+        except ValueError as exc:
+            print(f"merge_audit.py: {exc}", file=sys.stderr)
+            return 1
     recompute(data)
     target.write_text(json.dumps(data, indent=0) + "\n")
     return 0

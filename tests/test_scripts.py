@@ -117,3 +117,78 @@ def test_audit_plan_rest_keeps_the_sections_and_the_kernels_without_a_verdict(tm
     same = subprocess.run([sys.executable, str(script), str(plan), str(run_a), "-o", str(plan)],
                           capture_output=True, text=True)
     assert same.returncode == 2 and plan.read_text() == text  # the plan itself is never overwritten
+
+
+def test_audit_round_rest_writes_the_rest_of_a_round_and_moves_its_holes_last(tmp_path: Path) -> None:
+    """scripts/audit_round_rest.py: a round of the data file becomes a plan of its kernels without a verdict, in the
+    plan's order per section; with --holes-last, those before a section's last verdict go to its end."""
+    import json
+    import subprocess
+    import sys
+
+    from ckspace.select.audit import parse
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "audit_round_rest.py"
+    data = tmp_path / "audit.json"
+    data.write_text(json.dumps({"rounds": {"6": {"gfx950": {
+        "kernels": {"k2": {"status": "ok"}, "k3": {"status": "failed"}, "k8": {"status": "no-matrix"}},
+        "sections": [{"kind": "uniform", "detail": "", "names": ["k1", "k2", "k3", "k4", "k5"]},
+                     {"kind": "stratified", "detail": "variant,ndim", "names": ["k6", "k7", "k8"]}]}}}}))
+    out = tmp_path / "rest.txt"
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(script), str(data), "6", "gfx950", "-o", str(out), *extra],
+                              capture_output=True, text=True)
+
+    done = run()
+    assert done.returncode == 0, done.stderr
+    assert "3 of 8 kernel(s) have a verdict; 5 left" in done.stdout
+    plan = parse(out.read_text().splitlines(), "rest")
+    assert plan is not None
+    assert [(s.kind, s.detail, s.names) for s in plan.sections] == [
+        ("uniform", "", ["k1", "k4", "k5"]), ("stratified", "variant,ndim", ["k6", "k7"])]
+    assert run("--holes-last").returncode == 0
+    plan = parse(out.read_text().splitlines(), "rest")
+    assert plan is not None
+    assert [s.names for s in plan.sections] == [["k4", "k5", "k1"], ["k6", "k7"]]
+    before = out.read_bytes()
+    bad = subprocess.run([sys.executable, str(script), str(data), "5", "gfx950", "-o", str(out)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no round '5'" in bad.stderr and "Traceback" not in bad.stderr
+    assert out.read_bytes() == before
+
+
+def test_merge_audit_add_joins_later_runs_to_a_round_and_refuses_contradictions(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    valid = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x64_2x2x1_16x16x32_vec8_8_8"
+    other = "grouped_conv_fwd_fp16_nhwgc_2d_compv3_cshuffle_intrawave_128x128x32_2x2x1_16x16x32_vec8_8_8"
+    data = tmp_path / "audit.json"
+    sections = [{"kind": "uniform", "detail": "", "names": [other, valid]}]
+    data.write_text(json.dumps({"doc": "test", "rounds": {"6": {"gfx950": {"kernels": {
+        other: {"status": "ok", "error": None, "lds": 24576, "lds_model": 24576}}, "sections": sections}}}}))
+    run = tmp_path / "runs" / "gfx950.json"  # no plan beside it: --add keeps the round's
+    run.parent.mkdir()
+    run.write_text(json.dumps({"verify": {"kernels": [
+        {"name": valid, "status": "ok", "error": None, "isa": {"lds_bytes": 32768}, "lds_model": 32768},
+        {"name": other, "status": "ok", "error": None, "isa": {"lds_bytes": 24576}, "lds_model": 24576},
+        {"name": "grouped_conv_x", "status": "timed-out", "error": None}]}}))
+    script = Path(__file__).resolve().parent.parent / "scripts" / "merge_audit.py"
+    proc = subprocess.run([sys.executable, str(script), str(data), "6", "--add", str(run)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads(data.read_text())["rounds"]["6"]["gfx950"]
+    assert entry["sections"] == sections
+    assert set(entry["kernels"]) == {valid, other}
+    assert entry["kernels"][valid]["lds"] == 32768 and entry["kernels"][valid]["accepted_now"] is True
+    kept = data.read_bytes()
+    # a verdict that contradicts the round's, and a kernel outside its plan: an error, and the file is unchanged
+    for kernels, message in (([{"name": other, "status": "failed", "error": "e"}], "was ok and is now failed"),
+                             ([{"name": "grouped_conv_y", "status": "ok", "error": None}], "not in round 6's plan")):
+        run.write_text(json.dumps({"verify": {"kernels": kernels}}))
+        proc = subprocess.run([sys.executable, str(script), str(data), "6", "--add", str(run)], capture_output=True,
+                              text=True)
+        assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+        assert data.read_bytes() == kept

@@ -5,6 +5,7 @@
 # Results go to /tmp/v-ARCH (verify-results.json: verdicts and attempts; a later start on the same machine resumes
 # there) and /tmp/v-ARCH.json (the report, written when the run ends). Then scripts/device/wait.sh.
 #
+# Rerun it on the same machine to resume (the plans stay in /tmp/v-ARCH.plan; carry .device/pack again or it is gone).
 # Env: JOBS (compiles per arch, default 3), BUDGET (seconds, default 1300), CTIMEOUT (per compile, default 900),
 #      ARCHS (default: every plan in .device/pack), RESULTS (a folder of verify-results-ARCH.json to resume from).
 set -euo pipefail
@@ -24,10 +25,13 @@ for a in ${ARCHS:-$(cd $pack && ls plan-*.txt | sed 's/^plan-//; s/\.txt$//')}; 
         cp "$RESULTS/verify-results-$a.json" /tmp/v-$a/verify-results.json
     fi
     cp $pack/plan-$a.txt /tmp/v-$a.plan
-    setsid env PYTHONPATH=/tmp/ck-$a PYTHONUNBUFFERED=1 CKSPACE_TOOLCHAIN_DIR="$tc" XDG_CACHE_HOME=/tmp/cache-$a \
-        python3 -m ckspace verify --arch $a --audit --names /tmp/v-$a.plan --ck-api 2025.11 --toolchain registry \
-        -j "${JOBS:-3}" --unit-size 1 --budget "${BUDGET:-1300}" --compile-timeout "${CTIMEOUT:-900}" \
-        --format json -o /tmp/v-$a > /tmp/v-$a.json 2> /tmp/v-$a.err < /dev/null &
+    # run from the copy: `python3 -m` puts the working directory first on sys.path, and a later call re-copies the
+    # tree there (one compile of session 21 failed with "can't open file .../rusage.py" in that window)
+    (cd /tmp/ck-$a && exec setsid env PYTHONPATH=/tmp/ck-$a PYTHONUNBUFFERED=1 CKSPACE_TOOLCHAIN_DIR="$tc" \
+        XDG_CACHE_HOME=/tmp/cache-$a python3 -m ckspace verify --arch $a --audit --names /tmp/v-$a.plan \
+        --ck-api 2025.11 --toolchain registry -j "${JOBS:-3}" --unit-size 1 --budget "${BUDGET:-1300}" \
+        --compile-timeout "${CTIMEOUT:-900}" --format json -o /tmp/v-$a > /tmp/v-$a.json 2> /tmp/v-$a.err \
+        < /dev/null) &
     echo $! > /tmp/v-$a.pid
     echo "$a: started (pid $!), $(grep -vc '^#' $pack/plan-$a.txt) kernel(s) in its plan"
 done

@@ -692,3 +692,45 @@ def test_verify_reports_its_progress_with_rounds_failures_and_time_left(tmp_path
     assert seen[-1][:2] == (4, 4) and all(t == 4 for _, t, _ in seen)
     assert all(s.startswith(f"round ") and "0 failed" in s for _, _, s in seen)
     assert any(" left" in s for d, _, s in seen if 0 < d < 4)  # an estimate while kernels remain
+
+
+@pytest.mark.parametrize("how", ["the wrapper is missing", "the compiler cannot be started"])
+def test_a_compile_that_ran_no_compiler_gives_no_verdict_and_the_next_run_compiles_it(tmp_path, capsys, monkeypatch,
+                                                                                   how):
+    """A failure is a verdict only where a compiler ran. On the device (session 21) a later call re-copied the tree
+    while an audit ran from it, and one compile found no rusage.py: it was recorded as `failed` and kept. Here the
+    wrapper is missing for the first run, or the compiler loses its executable bit in its first step (the assembler
+    step then cannot start): every kernel is not-run, none is kept, the run says it once, and the next run compiles
+    them all."""
+    from ckspace.codegen import build as B
+
+    space, configs = _kernels("gfx950", 2)
+    fake = _fake_compiler(tmp_path)
+    names = _names_file(tmp_path, [str(c["name"]) for c in configs])
+    args = ["verify", "--arch", "gfx950", "--names", names, "--ck-api", "2025.11", *fake, "-j", "1",
+            "-o", str(tmp_path / "v"), "--format", "json"]
+    compiler = Path(fake[1])
+    if how == "the wrapper is missing":
+        monkeypatch.setattr(B, "MEASURE", tmp_path / "gone" / "rusage.py")
+    else:
+        working = compiler.read_text()
+        compiler.write_text(working.replace("held = bytearray", "os.chmod(sys.argv[0], 0o644)\nheld = bytearray", 1))
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert {k["status"] for k in out["kernels"]} == {"not-run"}, out["kernels"]
+    assert all(k["error"].startswith("no compiler ran: ") for k in out["kernels"])
+    expected = "can't open file" if how == "the wrapper is missing" else "rusage.py: cannot run"
+    assert expected in out["kernels"][0]["error"]
+    assert out["proposals"] == []  # no rule is proposed from them either
+    warnings = [w for w in out["warnings"] if w.startswith("no compiler ran")]
+    assert len(warnings) == 1 and expected in warnings[0]
+    kept = json.loads((tmp_path / "v" / "verify-results.json").read_text())
+    assert kept["kernels"] == {} and "attempts" not in kept
+    monkeypatch.undo()
+    if how != "the wrapper is missing":
+        compiler.write_text(working)
+        compiler.chmod(0o755)
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert {k["status"] for k in again["kernels"]} == {"ok"} and not any(k["cached"] for k in again["kernels"])

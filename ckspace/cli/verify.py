@@ -182,7 +182,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         written = oracle.record_proposals(record, result, rev, args.compiler)
         print(f"{written} proposed rule(s) appended to {record}", file=sys.stderr)
     return 0 if not (result.failed or result.no_matrix or result.no_launch or result.timed_out or result.stopped
-                     or result.unexpressible) else 1
+                     or result.unexpressible or result.not_run) else 1
 
 
 AUDIT_SAMPLE = 100  # --audit without --sample

@@ -41,7 +41,7 @@ from .. import files as F
 from . import manifest as M
 from .ckapi import detect_revision, resolve_revision
 from .elf import read_elf
-from .rusage import TIMEOUT_TEXT
+from .rusage import CANNOT_START, TIMEOUT_TEXT
 from ..errors import CkspaceError, UsageError
 from ..signals import deferred
 
@@ -475,8 +475,9 @@ def parse_failures(lines: Sequence[str], data: Mapping) -> list[Failure]:
         arch = parts[1] if len(parts) >= 3 and parts[0] == "obj" else ""
         stem = Path(out).stem
         unit = by_stem.get(stem, out)
-        # a compile killed at verify's --compile-timeout (rusage.py's line), else the compiler's first error
-        first = next((b.strip() for b in block if b.startswith(TIMEOUT_TEXT)), "") or \
+        # a compile killed at verify's --compile-timeout, or one whose compiler could not start (rusage.py's line),
+        # else the compiler's first error
+        first = next((b.strip() for b in block if b.startswith((TIMEOUT_TEXT, *CANNOT_START))), "") or \
             next((b.strip() for b in block if _ERROR.search(b)), "")
         if not first:
             first = next((b.strip() for b in block[1:] if b.strip()), "")

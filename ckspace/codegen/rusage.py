@@ -64,6 +64,7 @@ def isa_commands(cmd):
     return to_asm, assemble, asm
 
 
+CANNOT_START = ("rusage.py: cannot fork", "rusage.py: cannot run ")  # no compiler ran (ckspace verify: no verdict)
 TIMEOUT_EXIT = 124  # as timeout(1)
 TIMEOUT_TEXT = "rusage.py: compile stopped after"
 

@@ -23,6 +23,11 @@ own. A kernel whose block has more threads than its code object's `.max_flat_wor
 kernel at 1024 and drops a larger __launch_bounds__) compiled, but no launch of it can run: `no-launch`, a failure
 too. The model's `lds_bytes` (or `dw_lds_bytes`) is compared with the descriptor's group segment size.
 
+A failure is a verdict only when a compiler ran and failed. A compile that ran no compiler is `not-run`, kept out of
+the results and compiled again by the next run: its wrapper never started (no line in a compile log it can write:
+the file was missing while a later call re-copied the tree, as on the device in session 21) or could not start the
+compiler (`rusage.py: cannot run`). It is said once per run in a warning with its error.
+
 The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
 conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file
 syntax, for a `toolchain-*` family.
@@ -42,7 +47,7 @@ from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from . import build as B
 from .units import cpp_groups, kernel_costs
-from .rusage import TIMEOUT_TEXT
+from .rusage import CANNOT_START, TIMEOUT_TEXT
 from . import isa
 from .emit import emit
 from ..errors import DataError, UsageError
@@ -58,6 +63,7 @@ NO_LAUNCH = ("no-launch: the block has {threads} threads, more than the {limit} 
 NO_MATRIX = ("no-matrix: no matrix instruction (v_mfma, v_smfmac, v_wmma, v_swmmac) in the code of its "
              "{n} entry point(s)")
 NAME_FIELDS_SKIPPED = ("name", "kind", "layout")  # never a condition of a proposed rule
+NO_COMPILER = "no compiler ran"  # the error of a kernel whose compile never reached one (not-run, not a verdict)
 
 
 @dataclass
@@ -161,6 +167,11 @@ class VerifyResult:
     @property
     def no_launch(self) -> list[KernelResult]:
         return [k for k in self.kernels if k.status == "no-launch"]
+
+    @property
+    def not_run(self) -> list[KernelResult]:
+        """No verdict and not timed out: left by --budget, or their compile ran no compiler."""
+        return [k for k in self.kernels if k.status == "not-run"]
 
     @property
     def timed_out(self) -> list[KernelResult]:
@@ -434,8 +445,10 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
         seconds = _unit_seconds(work)
         measured = _measured(log_path, offset) if log_path is not None else {}
         failed_by_unit = {f.unit: f for f in built.failures}
+        log_broken = _log_unwritable(built.log)  # then a compile that ran has no line either
         fields = {n: k["fields"] for n, k in json.loads((work / "manifest.json").read_text())["kernels"].items()}
         unfinished: list[list[str]] = []
+        unstarted: list[str] = []  # the errors of compiles that ran no compiler
         unmeasured = 0
         for index, unit in enumerate(units):
             rel = f"units/grouped_conv_instances_{index:04d}.cpp"
@@ -447,6 +460,13 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
                 if cost is not None:  # it was compiling when the deadline came: the next run tries it late
                     for n in unit:
                         attempts[keys[n]] = max(attempts.get(keys[n], 0.0), cost[1])
+                continue
+            if failure is not None and _ran_no_compiler(failure.error, cost is not None or log_path is None or
+                                                        log_broken):
+                for n in unit:  # no compiler's verdict: the next run compiles it again
+                    verdicts[n] = KernelResult(n, "not-run", f"{NO_COMPILER}: {failure.error}")
+                unstarted.append(failure.error)
+                done += len(unit)
                 continue
             result.compiles += 1
             if cost is None and log_path is not None:  # the wrapper writes a line for every compile it ran
@@ -490,6 +510,9 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             else:  # bisect: both halves go back to the front of the queue
                 half = math.ceil(len(unit) / 2)
                 queue[:0] = [unit[:half], unit[half:]]
+        if unstarted and not any(w.startswith(NO_COMPILER) for w in result.warnings):  # said once a run
+            warning(f"{NO_COMPILER} in {len(unstarted)} compile(s) of this round, so their kernels have no verdict "
+                    f"and the next run compiles them again (first: {unstarted[0]})")
         if unmeasured and not any(w.startswith(COMPILES_LOG) for w in result.warnings):  # said once a run
             warning(f"{COMPILES_LOG} ({log_path}) got no line for some compiles, so their peak memory is unknown"
                     f"{_wrapper_error(built.log)}")
@@ -603,6 +626,21 @@ def _appendable(path: Path, warning: Callable[[str], None]) -> bool:
         warning(f"cannot write {path}: {exc.strerror or exc}; the compiles' peak memory is not measured")
         return False
     return True
+
+
+def _ran_no_compiler(error: str, logged: bool) -> bool:
+    """Whether a failed compile ran no compiler: the wrapper said it could not start one, or the wrapper itself never
+    ran (`logged`: it wrote the compile's line, or no line could be expected of it)."""
+    return error.startswith(CANNOT_START) or not logged
+
+
+def _log_unwritable(build_log: Path | None) -> bool:
+    """Whether the compile wrapper said, in ninja's output, that it cannot write its lines."""
+    try:
+        text = build_log.read_text(errors="replace") if build_log is not None else ""
+    except OSError:
+        return False
+    return any(line.startswith(_RUSAGE_PREFIX + "cannot write") for line in text.splitlines())
 
 
 def _wrapper_error(build_log: Path | None) -> str:

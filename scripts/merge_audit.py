@@ -13,7 +13,7 @@ facts of this checkout (`--rules -ck-curation,+toolchain-clang22 --ck-api 2025.1
 `broken_now` which of their rules it breaks.
 
 With --add, the inputs are later runs of a round already in the file (the rests of its plans,
-scripts/audit_round_rest.py): their verdicts join the round's, and the round keeps its plan. A kernel outside the
+scripts/audit_round_rest.py; ARCH.json or v-ARCH.json, as scripts/device/wait.sh brings them back): their verdicts join the round's, and the round keeps its plan. A kernel outside the
 round's plan, or one whose new verdict contradicts its old one, is an error and nothing is written.
 
 The summary (--summary, after the facts or the data change; tests/test_audit_data.py checks it is current) counts,
@@ -178,7 +178,7 @@ def main(argv: list[str]) -> int:
         data["rounds"][label] = {p.stem: round_of(p) for p in inputs}
     else:
         try:
-            _add(data["rounds"], label, {p.stem: round_of(p, with_plan=False) for p in inputs})
+            _add(data["rounds"], label, {p.stem.removeprefix("v-"): round_of(p, with_plan=False) for p in inputs})
         except ValueError as exc:
             print(f"merge_audit.py: {exc}", file=sys.stderr)
             return 1

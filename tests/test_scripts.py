@@ -169,7 +169,7 @@ def test_merge_audit_add_joins_later_runs_to_a_round_and_refuses_contradictions(
     sections = [{"kind": "uniform", "detail": "", "names": [other, valid]}]
     data.write_text(json.dumps({"doc": "test", "rounds": {"6": {"gfx950": {"kernels": {
         other: {"status": "ok", "error": None, "lds": 24576, "lds_model": 24576}}, "sections": sections}}}}))
-    run = tmp_path / "runs" / "v-gfx950.json"  # as the device brings it back; no plan beside it: --add keeps the round's
+    run = tmp_path / "runs" / "v-gfx950.json"  # as the device brings it back; no plan beside it: --add keeps its own
     run.parent.mkdir()
     run.write_text(json.dumps({"verify": {"kernels": [
         {"name": valid, "status": "ok", "error": None, "isa": {"lds_bytes": 32768}, "lds_model": 32768},

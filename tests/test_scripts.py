@@ -192,3 +192,66 @@ def test_merge_audit_add_joins_later_runs_to_a_round_and_refuses_contradictions(
                               text=True)
         assert proc.returncode == 1 and message in proc.stderr, proc.stderr
         assert data.read_bytes() == kept
+
+
+@pytest.mark.slow
+def test_the_device_scripts_pack_start_wait_and_merge_a_round(tmp_path: Path) -> None:
+    """scripts/device: pack.sh packs a registry toolchain (here a stand-in compiler in a toolchain.json of its own) and
+    the rest of a round; start.sh unpacks the toolchain where it was (deleted here first) and runs the audit in the
+    background from its own copy of the code; wait.sh waits for it and brings back its report, which merge_audit.py
+    --add joins to the round. One kernel of the round already has its verdict and is not compiled again."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tarfile
+
+    from ckspace.codegen.toolchain import RECIPE
+    from test_verify import _kernels, fake_compiler_script
+
+    root = Path(__file__).resolve().parent.parent
+    repo = tmp_path / "repo"  # what the device machine gets: the tree, and .device/pack carried
+    repo.mkdir()
+    for part in ("ckspace", "constraints", "objectives", "templates", "pyproject.toml", "scripts"):
+        (repo / part).symlink_to(root / part)
+    tc = tmp_path / "tc"
+    for part in ("zig", "bin", "ck/ck_tile", "hip", "sysroot", "zres"):
+        (tc / part).mkdir(parents=True)
+    fake = tc / "bin" / "hipclang-zig"
+    fake.write_text(fake_compiler_script())
+    fake.chmod(0o755)
+    (tc / "toolchain.json").write_text(json.dumps({"recipe": RECIPE, "ck_include": str(tc / "ck"),
+                                                   "compilers": {"gfx950": [str(fake)]}}))
+    _, configs = _kernels("gfx950", 3)
+    names = [str(c["name"]) for c in configs]
+    data = tmp_path / "audit.json"
+    data.write_text(json.dumps({"doc": "test", "rounds": {"6": {"gfx950": {
+        "kernels": {names[0]: {"status": "ok", "error": None, "lds": 1024, "lds_model": 1024}},
+        "sections": [{"kind": "uniform", "detail": "", "names": names}]}}}}))
+    env = {**os.environ, "CKSPACE_TOOLCHAIN_DIR": str(tc), "ARCHS": "gfx950", "RUNS": str(tmp_path / "runs"),
+           "OUT": str(tmp_path / "out"), "JOBS": "2", "BUDGET": "120", "WAIT": "120"}
+    (tmp_path / "runs").mkdir()
+
+    def sh(script: str, *args: str) -> str:
+        done = subprocess.run(["bash", f"scripts/device/{script}", *args], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    assert "1 of 3 kernel(s) have a verdict; 2 left" in sh("pack.sh", str(data), "6")
+    assert (repo / ".device" / "pack" / "tcdir").read_text().strip() == str(tc.resolve())
+    shutil.rmtree(tc)  # the device machine starts bare: start.sh unpacks the toolchain to the same path
+    assert "gfx950: started" in sh("start.sh")
+    assert fake.is_file() and os.access(fake, os.X_OK)
+    waited = sh("wait.sh")
+    assert "DONE" in waited and "gfx950: 2 verdict(s) {'ok': 2}" in waited, waited
+    with tarfile.open(tmp_path / "out" / "results.tgz") as tar:
+        tar.extractall(tmp_path / "back")
+    report = json.loads((tmp_path / "back" / "v-gfx950.json").read_text())
+    assert {k["name"]: k["status"] for k in report["verify"]["kernels"]} == {n: "ok" for n in names[1:]}
+    merged = subprocess.run([sys.executable, str(root / "scripts" / "merge_audit.py"), str(data), "6", "--add",
+                             str(tmp_path / "back" / "v-gfx950.json")], capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stderr
+    entry = json.loads(data.read_text())["rounds"]["6"]["gfx950"]
+    assert set(entry["kernels"]) == set(names) and entry["kernels"][names[0]]["lds"] == 1024

@@ -734,3 +734,41 @@ def test_a_compile_that_ran_no_compiler_gives_no_verdict_and_the_next_run_compil
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
     assert {k["status"] for k in again["kernels"]} == {"ok"} and not any(k["cached"] for k in again["kernels"])
+
+
+@pytest.mark.slow
+def test_a_stop_mid_round_keeps_the_verdicts_the_round_already_has(tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM in a round: the units it had compiled keep their verdicts and the compile it stopped is an
+    attempt, so the next run compiles only that one (verdicts were saved at a round's end alone: session 21 lost two
+    finished compiles of 821 s and 174 s to a Ctrl-C)."""
+    import signal
+    import threading
+    import time
+
+    space, configs, slow, common = _one_slow_compile(tmp_path, monkeypatch, mib=16, kernels=2, slow=1)
+    fast = next(str(c["name"]) for c in configs if c["name"] != slow)
+    log = tmp_path / "v" / "compiles.log"
+
+    def interrupt_once_the_fast_one_is_in() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if log.is_file() and "\t0\n" in log.read_text():
+                time.sleep(0.5)  # ninja moves the object into place after the wrapper's line
+                break
+            time.sleep(0.05)
+        signal.pthread_kill(main, signal.SIGINT)  # as Ctrl-C: it interrupts the main thread's wait on ninja
+
+    main = threading.main_thread().ident
+    assert main is not None
+    threading.Thread(target=interrupt_once_the_fast_one_is_in, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        V.verify(space, configs, tmp_path / "v", **common)
+    assert time.monotonic() - started < 60  # the sleeping compile was stopped, not waited for
+    kept = json.loads((tmp_path / "v" / "verify-results.json").read_text())
+    assert [v["status"] for v in kept["kernels"].values()] == ["ok"]
+    assert len(kept["attempts"]) == 1  # the stopped compile: tried again last
+    monkeypatch.delenv("CKSPACE_TEST_SLOW")
+    second = V.verify(space, configs, tmp_path / "v", **common)
+    assert {k.name: k.status for k in second.kernels} == {str(c["name"]): "ok" for c in configs}
+    assert {k.name for k in second.kernels if k.cached} == {fast} and second.compiles == 1

@@ -5,9 +5,11 @@ A unit that fails with more than one kernel is split in halves and both are comp
 a failing kernel costs at most 2·log2(unit size) extra compiles, and a large unit of passing kernels costs one
 compile. Verdicts are kept per kernel in the work directory, keyed by the kernel's C++ text, the arch and the
 compiler, so a second run (after Ctrl-C, or with --budget) compiles only what is left. A compile that a run stopped
-(its --budget ended, or --compile-timeout) is kept as an attempt, not a verdict: the next run compiles it after the
-kernels not yet tried, so each resumed run spends its budget on new verdicts first. Within a round the dearest units
-(templates/compile-cost.toml) are started first, so no job waits at the round's end for a dear compile.
+(its --budget ended, Ctrl-C, or --compile-timeout) is kept as an attempt, not a verdict: the next run compiles it
+after the kernels not yet tried, so each resumed run spends its budget on new verdicts first. Verdicts are saved at
+the end of each round, and on Ctrl-C or SIGTERM too: the units a stopped round had compiled keep theirs. Within a
+round the dearest units (templates/compile-cost.toml) are started first, so no job waits at the round's end for a
+dear compile.
 
 Before anything is compiled, the kernels that CK API revision cannot express are set aside, from data: those of an
 arch its headers do not compile for (templates/revisions.toml `unbuildable_archs`: gfx1250 in 2025.11) and those
@@ -52,6 +54,7 @@ from . import isa
 from .emit import emit
 from ..errors import DataError, UsageError
 from ..files import atomic_write, check_inside, check_subdir, ensure_dir, locked, sweep_temporaries
+from ..signals import deferred
 
 RESULTS = "verify-results.json"
 RESULTS_VERSION = 2  # 2: the ISA has max_flat_workgroup_size (no-launch); older entries are compiled again
@@ -438,15 +441,43 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             if progress is not None:  # a unit of the round ended: its kernels' share of the round, as a count
                 _report(progress, before + round_kernels * finished // max(of, 1), total, result, verdicts, started)
 
-        built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include, log=log,
-                        deadline=deadline, measure=log_path, isa=True, compile_timeout=compile_timeout,
-                        progress=unit_done)
+        fields = {n: k["fields"] for n, k in json.loads((work / "manifest.json").read_text())["kernels"].items()}
+
+        def record_built(unit: list[str], obj: str, cost: tuple[float, float, int] | None,
+                         logged_seconds: float | None) -> None:
+            """The verdicts of a unit that compiled, from its ISA (the .s stays till the next round)."""
+            per = cost[1] if cost is not None else logged_seconds
+            peak = cost[0] if cost is not None else None
+            read = isa.read_unit((work / obj).with_suffix(".s"), work / obj, {n: fields[n] for n in unit})
+            for n in unit:
+                summary, why = read[n]
+                status, error = "ok", ""
+                threads = block_threads(space, by_name[n])
+                limit = summary.get("max_flat_workgroup_size") if summary is not None else None
+                if summary is not None and not isa.has_matrix(summary):
+                    status, error = "no-matrix", NO_MATRIX.format(n=summary["entry_points"])
+                elif threads is not None and isinstance(limit, int) and threads > limit:
+                    status, error = "no-launch", NO_LAUNCH.format(threads=threads, limit=limit)
+                verdicts[n] = KernelResult(n, status, error, None if per is None else per / len(unit), len(unit),
+                                           peak_mib=peak, isa=summary, isa_error=why)
+                results[keys[n]] = {"status": status, "error": error, "seconds": verdicts[n].seconds,
+                                    "unit_size": len(unit), "peak_mib": peak, "isa": summary, "isa_error": why}
+
+        try:
+            built = B.build(work, jobs=jobs, offload_archs=[arch], compiler=compiler, ck_include=ck_include,
+                            log=log, deadline=deadline, measure=log_path, isa=True, compile_timeout=compile_timeout,
+                            progress=unit_done)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: keep what the round built before it, then stop
+            with deferred():
+                _keep_finished(units, arch, work, _measured(log_path, offset) if log_path is not None else {},
+                               record_built, attempts, keys)
+                _save_results(root, results, attempts)
+            raise
         result.toolchain = built.toolchain
         seconds = _unit_seconds(work)
         measured = _measured(log_path, offset) if log_path is not None else {}
         failed_by_unit = {f.unit: f for f in built.failures}
         log_broken = _log_unwritable(built.log)  # then a compile that ran has no line either
-        fields = {n: k["fields"] for n, k in json.loads((work / "manifest.json").read_text())["kernels"].items()}
         unfinished: list[list[str]] = []
         unstarted: list[str] = []  # the errors of compiles that ran no compiler
         unmeasured = 0
@@ -472,23 +503,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             if cost is None and log_path is not None:  # the wrapper writes a line for every compile it ran
                 unmeasured += 1
             if failure is None:
-                per = cost[1] if cost is not None else seconds.get(obj)
-                peak = cost[0] if cost is not None else None
-                asm = (work / obj).with_suffix(".s")
-                read = isa.read_unit(asm, work / obj, {n: fields[n] for n in unit})  # the .s stays till the next round
-                for n in unit:
-                    summary, why = read[n]
-                    status, error = "ok", ""
-                    threads = block_threads(space, by_name[n])
-                    limit = summary.get("max_flat_workgroup_size") if summary is not None else None
-                    if summary is not None and not isa.has_matrix(summary):
-                        status, error = "no-matrix", NO_MATRIX.format(n=summary["entry_points"])
-                    elif threads is not None and isinstance(limit, int) and threads > limit:
-                        status, error = "no-launch", NO_LAUNCH.format(threads=threads, limit=limit)
-                    verdicts[n] = KernelResult(n, status, error, None if per is None else per / len(unit), len(unit),
-                                               peak_mib=peak, isa=summary, isa_error=why)
-                    results[keys[n]] = {"status": status, "error": error, "seconds": verdicts[n].seconds,
-                                        "unit_size": len(unit), "peak_mib": peak, "isa": summary, "isa_error": why}
+                record_built(unit, obj, cost, seconds.get(obj))
                 done += len(unit)
             elif failure.error.startswith(TIMEOUT_TEXT):
                 # killed at --compile-timeout: no verdict for any kernel of the unit, and none kept (a later run with
@@ -594,6 +609,30 @@ def model_lds(space, config: Mapping[str, object]) -> int | None:
 
     depthwise = kind_of_variant(str(config.get("variant"))) == "depthwise"
     return derived_int(space, config, "dw_lds_bytes" if depthwise else "lds_bytes")
+
+
+def _keep_finished(units: Sequence[list[str]], arch: str, work: Path,
+                   measured: Mapping[str, tuple[float, float, int]],
+                   record_built: Callable[[list[str], str, tuple[float, float, int], None], None],
+                   attempts: dict[str, float], keys: Mapping[str, str]) -> None:
+    """On a stop (Ctrl-C, SIGTERM) in a round: the verdicts of its units that compiled before it, and the attempts of
+    those it stopped. A unit counts as compiled when the wrapper logged its compile with status 0 and its object was
+    moved into place after its assembly was (an object older than the assembly is an earlier round's)."""
+    for index, unit in enumerate(units):
+        obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
+        cost = measured.get(obj)
+        if cost is None:
+            continue
+        if cost[2] < 0:  # stopped by the signal: the next run tries it after the untried
+            for n in unit:
+                attempts[keys[n]] = max(attempts.get(keys[n], 0.0), cost[1])
+            continue
+        try:
+            fresh = cost[2] == 0 and (work / obj).stat().st_mtime >= (work / obj).with_suffix(".s").stat().st_mtime
+        except OSError:
+            fresh = False
+        if fresh:
+            record_built(unit, obj, cost, None)
 
 
 def _drop_objects_without_assembly(work: Path, arch: str, units: int) -> None:

@@ -27,8 +27,8 @@ too. The model's `lds_bytes` (or `dw_lds_bytes`) is compared with the descriptor
 
 A failure is a verdict only when a compiler ran and failed. A compile that ran no compiler is `not-run`, kept out of
 the results and compiled again by the next run: its wrapper never started (no line in a compile log it can write:
-the file was missing while a later call re-copied the tree, as on the device in session 21) or could not start the
-compiler (`rusage.py: cannot run`). It is said once per run in a warning with its error.
+the file was missing while a later call re-copied the tree, as once happened on the device machine) or could not
+start the compiler (`rusage.py: cannot run`). It is said once per run in a warning with its error.
 
 The failures are then grouped by their first error, and each group gets the smallest conjunction of `field == value`
 conditions, found greedily, that all its kernels meet and no passing kernel does: a proposed rule in the rule file

@@ -22,23 +22,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from audit_plan_rest import VERDICTS  # noqa: E402
 from ckspace.files import atomic_write  # noqa: E402
+from ckspace.select.audit import AuditPlan, Section  # noqa: E402
 
-VERDICTS = {"ok", "failed", "no-matrix", "no-launch"}
 
-
-def rest_lines(entry: dict, about: str, holes_last: bool = False) -> list[str]:
-    """The rest plan's lines for one arch's entry of a round ({"kernels": {name: row}, "sections": [...]})."""
+def rest_plan(entry: dict, about: str, holes_last: bool = False) -> AuditPlan:
+    """The rest plan of one arch's entry of a round ({"kernels": {name: row}, "sections": [...]})."""
     done = {name for name, row in entry["kernels"].items() if row.get("status") in VERDICTS}
-    lines = [f"# ckspace verify --audit plan: {about}",
-             "# one kernel name per line; the '# audit:' lines are its sections (verify --audit --names reads them)"]
+    sections = []
     for section in entry["sections"]:
-        lines.append("# audit: " + " ".join(p for p in (section["kind"], section["detail"]) if p))
         names = section["names"]
         last = max((i for i, n in enumerate(names) if n in done), default=-1) if holes_last else -1
         holes = [n for n in names[:max(last, 0)] if n not in done]
-        lines += [n for n in names[last + 1:] if n not in done] + holes
-    return lines
+        sections.append(Section(section["kind"], section["detail"],
+                                [n for n in names[last + 1:] if n not in done] + holes))
+    return AuditPlan(sections, about)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,10 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.arch not in rounds[args.round]:
         p.error(f"round {args.round} has no arch {args.arch!r} (archs: {', '.join(rounds[args.round])})")
     entry = rounds[args.round][args.arch]
-    lines = rest_lines(entry, f"{args.arch}, the rest of round {args.round} of {args.data.name}", args.holes_last)
-    atomic_write(args.output, ("\n".join(lines) + "\n").encode())
+    plan = rest_plan(entry, f"{args.arch}, the rest of round {args.round} of {args.data.name}", args.holes_last)
+    atomic_write(args.output, plan.text().encode())
     names = sum(len(s["names"]) for s in entry["sections"])
-    left = sum(1 for line in lines if not line.startswith("#"))
+    left = sum(len(s.names) for s in plan.sections)
     print(f"round {args.round}, {args.arch}: {names - left} of {names} kernel(s) have a verdict; {left} left in "
           f"{args.output}")
     return 0

@@ -13,8 +13,9 @@ facts of this checkout (`--rules -ck-curation,+toolchain-clang22 --ck-api 2025.1
 `broken_now` which of their rules it breaks.
 
 With --add, the inputs are later runs of a round already in the file (the rests of its plans,
-scripts/audit_round_rest.py; ARCH.json or v-ARCH.json, as scripts/device/wait.sh brings them back): their verdicts join the round's, and the round keeps its plan. A kernel outside the
-round's plan, or one whose new verdict contradicts its old one, is an error and nothing is written.
+scripts/audit_round_rest.py; ARCH.json or v-ARCH.json, as scripts/device/wait.sh brings them back): their verdicts
+join the round's, and the round keeps its plan. A kernel outside the round's plan, or one whose new verdict
+contradicts its old one, is an error and nothing is written.
 
 The summary (--summary, after the facts or the data change; tests/test_audit_data.py checks it is current) counts,
 per arch:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pack what an audit run on the device machine needs and it lacks (it starts bare, with no network): the registry
-# toolchain, xz'd (zig ~40 MB, the rest ~4 MB; a few minutes), and the rests of an audit round's plans from the audit data file.
+# toolchain, xz'd (zig ~40 MB, the rest ~4 MB; a few minutes), and the rests of an audit round's plans from the
+# audit data file.
 # Everything goes to .device/pack (ignored by git: scripts/device/pack.sh adds it to .git/info/exclude); carry that
 # folder in the device call, then run scripts/device/start.sh there (it travels with the tree).
 #

@@ -96,3 +96,41 @@ def test_a_broken_audit_summary_is_one_error_line(tmp_path, capsys) -> None:
     (root / "evidence" / "audit.json").unlink()  # a folder without one: no audit lines
     assert main(["rules", "arch.lds-capacity", "--constraints", str(root)]) == 0
     assert "audit:" not in capsys.readouterr().out
+
+
+def audit_table_lines(text: str) -> list[str]:
+    """The audit's table per arch in a markdown text: its header line and the `|` lines after it (parsed here, apart
+    from scripts/sync_audit_tables.py)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| arch | uniform: built/compiled |"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines[start:end]
+
+
+def test_readme_and_audit_doc_show_the_audit_table_of_docs_rules_md() -> None:
+    generated = audit_table_lines((ROOT / "docs" / "rules.md").read_text())
+    assert len(generated) == 2 + 5  # header, rule, and gfx90a gfx942 gfx950 gfx1100 gfx1201
+    for doc in ("README.md", "docs/audit.md"):
+        assert audit_table_lines((ROOT / doc).read_text()) == generated, \
+            f"{doc}'s audit table is stale: run `python scripts/sync_audit_tables.py`"
+
+
+def test_sync_audit_tables_replaces_only_the_table() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sync_audit_tables", ROOT / "scripts" / "sync_audit_tables.py")
+    assert spec and spec.loader
+    sync = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sync)
+    source = "# Rules\n\n| arch | uniform: built/compiled | x |\n|---|---|\n| gfx90a | 3/3 | 1 |\nafter\n"
+    copy = "intro\n| arch | uniform: built/compiled | x |\n|---|---|\n| gfx90a | 1/1 | 0 |\n| gfx942 | 2/2 | 0 |\n\nend\n"
+    assert sync.synced(copy, source) == \
+        "intro\n| arch | uniform: built/compiled | x |\n|---|---|\n| gfx90a | 3/3 | 1 |\n\nend\n"
+    try:
+        sync.synced("no table here\n", source)
+    except ValueError as exc:
+        assert "0 audit tables" in str(exc)
+    else:
+        raise AssertionError("a copy without the table must be an error")

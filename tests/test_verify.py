@@ -776,3 +776,27 @@ def test_a_stop_mid_round_keeps_the_verdicts_the_round_already_has(tmp_path, mon
     second = V.verify(space, configs, tmp_path / "v", **common)
     assert {k.name: k.status for k in second.kernels} == {str(c["name"]): "ok" for c in configs}
     assert {k.name for k in second.kernels if k.cached} == {fast} and second.compiles == 1
+
+
+def test_a_unit_cut_by_a_stop_counts_as_built_only_with_this_rounds_object(tmp_path: Path) -> None:
+    """A deadline or Ctrl-C can come after the compile wrapper logged status 0 and renamed the new assembly into
+    place, but before ninja moved the new object over the earlier round's: that object must not be read as this
+    round's."""
+    import os
+
+    obj = "obj/gfx942/grouped_conv_instances_0000.o"
+    (tmp_path / obj).parent.mkdir(parents=True)
+    o, s = tmp_path / obj, tmp_path / obj.replace(".o", ".s")
+    logged_ok, logged_failed, stopped = (100.0, 12.0, 0), (100.0, 12.0, 1), (0.0, 5.0, -15)
+    assert not V._built_this_round(tmp_path, obj, logged_ok)  # neither file
+    s.write_text("asm")
+    assert not V._built_this_round(tmp_path, obj, logged_ok)  # the assembly alone
+    o.write_bytes(b"old")
+    os.utime(o, (1_000_000, 1_000_000))  # an earlier round's object, then this round's assembly
+    os.utime(s, (2_000_000, 2_000_000))
+    assert not V._built_this_round(tmp_path, obj, logged_ok)
+    os.utime(o, (2_000_001, 2_000_001))  # ninja moved the new object into place
+    assert V._built_this_round(tmp_path, obj, logged_ok)
+    assert not V._built_this_round(tmp_path, obj, logged_failed)
+    assert not V._built_this_round(tmp_path, obj, stopped)
+    assert not V._built_this_round(tmp_path, obj, None)  # no line: the compile did not end

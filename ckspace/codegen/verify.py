@@ -486,7 +486,7 @@ def _verify(space, configs, root: Path, revision, unit_size, jobs, budget, compi
             obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
             failure = failed_by_unit.get(rel)
             cost = measured.get(obj)
-            if built.stopped and failure is None and (cost is None or cost[2] != 0 or not (work / obj).is_file()):
+            if built.stopped and failure is None and not _built_this_round(work, obj, cost):
                 unfinished.append(unit)  # stopped at the deadline before it was compiled: the next run does it
                 if cost is not None:  # it was compiling when the deadline came: the next run tries it late
                     for n in unit:
@@ -616,8 +616,7 @@ def _keep_finished(units: Sequence[list[str]], arch: str, work: Path,
                    record_built: Callable[[list[str], str, tuple[float, float, int], None], None],
                    attempts: dict[str, float], keys: Mapping[str, str]) -> None:
     """On a stop (Ctrl-C, SIGTERM) in a round: the verdicts of its units that compiled before it, and the attempts of
-    those it stopped. A unit counts as compiled when the wrapper logged its compile with status 0 and its object was
-    moved into place after its assembly was (an object older than the assembly is an earlier round's)."""
+    those it stopped (compiled: `_built_this_round`)."""
     for index, unit in enumerate(units):
         obj = f"obj/{arch}/grouped_conv_instances_{index:04d}.o"
         cost = measured.get(obj)
@@ -627,12 +626,20 @@ def _keep_finished(units: Sequence[list[str]], arch: str, work: Path,
             for n in unit:
                 attempts[keys[n]] = max(attempts.get(keys[n], 0.0), cost[1])
             continue
-        try:
-            fresh = cost[2] == 0 and (work / obj).stat().st_mtime >= (work / obj).with_suffix(".s").stat().st_mtime
-        except OSError:
-            fresh = False
-        if fresh:
+        if _built_this_round(work, obj, cost):
             record_built(unit, obj, cost, None)
+
+
+def _built_this_round(work: Path, obj: str, cost: tuple[float, float, int] | None) -> bool:
+    """Whether a unit of a round that a stop (a deadline, Ctrl-C) cut compiled: the wrapper logged its compile with
+    status 0, and its object was written after its assembly was (an object older than the assembly is an earlier
+    round's, still in place while the compile that replaces it is written)."""
+    if cost is None or cost[2] != 0:
+        return False
+    try:
+        return (work / obj).stat().st_mtime >= (work / obj).with_suffix(".s").stat().st_mtime
+    except OSError:  # no object, or no assembly
+        return False
 
 
 def _drop_objects_without_assembly(work: Path, arch: str, units: int) -> None:

@@ -29,7 +29,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, Mapping, TypeVar
 
 T = TypeVar("T")
 
@@ -142,16 +142,33 @@ def stop_signals_raise() -> Iterator[None]:
     previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS if _replaceable(signum)}
     _pending = _raised = None
     hook = sys.unraisablehook
-    sys.unraisablehook = _quiet_about_stops(hook)
-    for signum in previous:
-        signal.signal(signum, _raise_stop)
     try:
+        # Inside the try: a stop can land the moment a handler is in place, before the rest are (signal.signal
+        # runs Python after installing one), and the caller's handlers must come back then too. Its exception
+        # leaves the `with` statement's entry; the caller takes it as any other stop (cli.app.main does).
+        sys.unraisablehook = _quiet_about_stops(hook)
+        for signum in previous:
+            signal.signal(signum, _raise_stop)
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        _restore_handlers(previous)
         sys.unraisablehook = hook
         _pending = _raised = None  # a stop not acted on ends with the run (the caller's handlers are back)
+
+
+def _restore_handlers(handlers: Mapping[signal.Signals, object]) -> None:
+    """Put `handlers` back, all of them, even should a stop land in between (one of ours may still be in place):
+    its exception comes after the last one is back. Putting a handler back twice is harmless."""
+    stop: KeyboardInterrupt | None = None
+    for signum, handler in handlers.items():
+        while True:
+            try:
+                signal.signal(signum, handler)  # type: ignore[arg-type]  # getsignal gave it: a handler
+                break
+            except KeyboardInterrupt as exc:
+                stop = exc
+    if stop is not None:
+        raise stop
 
 
 def _quiet_about_stops(hook: Callable) -> Callable:

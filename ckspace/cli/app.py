@@ -133,9 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # SIGTERM takes Ctrl-C's path below (the caller's handlers are back afterwards); the left-out configs of a list
     # are reported by the commands themselves (output.report_rejected), not as the API's warning
-    with stop_signals_raise(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", LeftOutWarning)
-        return _run(argv, started)
+    try:
+        with stop_signals_raise(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", LeftOutWarning)
+            return _run(argv, started)
+    except KeyboardInterrupt as stop:  # one that landed while the handlers were being put in place, or back
+        return _interrupted(stop)
 
 
 def _run(argv: Sequence[str] | None, started: float) -> int:

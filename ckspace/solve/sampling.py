@@ -81,6 +81,10 @@ class Eliminated:
         # Codes: each field's raw values, sorted, numbered from 0 (unranking works on these small integers).
         seen: dict[str, set] = {n: set() for n in self.names}
         for fac in factors:  # a message's values of a field are some of its inputs' values
+            if fac.table is None and fac.rows is not None:  # numpy rows (the open space's bags): distinct values
+                for j, n in enumerate(fac.fields):  # per column in C, never a dict of millions of tuples
+                    seen[n].update(np.unique(fac.rows[:, j]).tolist())
+                continue
             table = fac.as_table()
             if table:  # a column at a time (zip in C): the rows of the open space's bags run to millions
                 for n, column in zip(fac.fields, zip(*table)):

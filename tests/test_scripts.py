@@ -255,3 +255,61 @@ def test_the_device_scripts_pack_start_wait_and_merge_a_round(tmp_path: Path) ->
     assert merged.returncode == 0, merged.stderr
     entry = json.loads(data.read_text())["rounds"]["6"]["gfx950"]
     assert set(entry["kernels"]) == set(names) and entry["kernels"][names[0]]["lds"] == 1024
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _tiny_report(arch: str, kernels: list[tuple[str, str]]) -> str:
+    """A verify report as `ckspace verify --format json` writes it (the fields record_tiny_builds reads)."""
+    import json
+
+    isa = {"lds_bytes": 4096, "entry_points": 2, "matrix_mnemonics": {"v_mfma_f32_32x32x8_f16": 8}, "vgprs": 100,
+           "agprs": 0, "scratch_bytes": 0, "wavefront_size": 64}
+    return json.dumps({"arch": arch, "kernels": [
+        {"name": n, "status": st, "error": "" if st == "ok" else "why", "seconds": 1.5, "peak_mib": 700,
+         "lds_model": 4096 if st == "ok" else None, "isa": isa if st == "ok" else None} for n, st in kernels]})
+
+
+def test_record_tiny_builds_condenses_reports_keeps_other_archs_and_writes_nothing_on_a_failure(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = [sys.executable, str(Path(__file__).resolve().parent.parent / "scripts" / "record_tiny_builds.py")]
+    out = tmp_path / "tiny-builds.json"
+    (tmp_path / "v-gfx942.json").write_text(_tiny_report("gfx942", [("k1", "ok"), ("k0", "ok"), ("k2", "unexpressible")]))
+    r = subprocess.run([*script, "--reports", str(tmp_path), "--archs", "gfx942", "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert list(data["archs"]["gfx942"]["kernels"]) == ["k0", "k1"] and data["archs"]["gfx942"]["compiled"] == 2
+    assert data["archs"]["gfx942"]["unexpressible"] == {"k2": "why"}
+    assert data["archs"]["gfx942"]["kernels"]["k0"]["lds_bytes"] == 4096
+    assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()  # a new file as any other (not mkstemp's 0600)
+    # a run of another arch keeps gfx942's verdicts
+    (tmp_path / "v-gfx950.json").write_text(_tiny_report("gfx950", [("k3", "ok")]))
+    r = subprocess.run([*script, "--reports", str(tmp_path), "--archs", "gfx950", "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and sorted(json.loads(out.read_text())["archs"]) == ["gfx942", "gfx950"], r.stderr
+    before = out.read_bytes()
+    # a kernel that did not build: exit 1, named, and the file is as it was
+    (tmp_path / "v-gfx950.json").write_text(_tiny_report("gfx950", [("k3", "failed")]))
+    r = subprocess.run([*script, "--reports", str(tmp_path), "--archs", "gfx950", "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and "gfx950 k3: failed why" in r.stderr and out.read_bytes() == before
+    # a report of another arch, or none: one line, exit non-zero, the file as it was
+    (tmp_path / "v-gfx950.json").write_text(_tiny_report("gfx942", [("k3", "ok")]))
+    r = subprocess.run([*script, "--reports", str(tmp_path), "--archs", "gfx950", "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "not gfx950" in r.stderr and "Traceback" not in r.stderr and out.read_bytes() == before
+    r = subprocess.run([*script, "--reports", str(tmp_path), "--archs", "gfx1100", "-o", str(out)], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "not a verify report" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([*script, "--archs", "gfx9000"], capture_output=True, text=True)
+    assert r.returncode == 2 and "gfx9000" in r.stderr

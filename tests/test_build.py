@@ -429,8 +429,8 @@ def _tiny_names(arch: str, tmp: Path) -> Path:
     return path
 
 
-def _emit_tiny(names: Path, out: Path) -> subprocess.CompletedProcess:
-    return cli(["emit", "--arch", out.name, "--names", str(names), "--ck-api", "2025.11", "--chunk-size", "1000",
+def _emit_tiny(arch: str, names: Path, out: Path) -> subprocess.CompletedProcess:
+    return cli(["emit", "--arch", arch, "--names", str(names), "--ck-api", "2025.11", "--chunk-size", "1000",
                 "-o", str(out)])
 
 
@@ -441,7 +441,7 @@ def test_tiny_kernels_compile_for_gfx942_and_gfx950(tmp_path, monkeypatch):
     outs = {a: tmp_path / a for a in ("gfx942", "gfx950")}
     names = {a: _tiny_names(a, tmp_path) for a in outs}
     for arch, out in outs.items():
-        r = _emit_tiny(names[arch], out)
+        r = _emit_tiny(arch, names[arch], out)
         assert r.returncode == 0, r.stderr
         data = json.loads((out / "manifest.json").read_text())
         assert len(data["units"]) == 1 and data["ck_api"] == "2025.11" and len(data["kernels"]) == 3
@@ -493,7 +493,7 @@ def test_tiny_kernels_compile_for_gfx942_and_gfx950(tmp_path, monkeypatch):
     # incremental: a no-op re-emit writes nothing and a second build compiles nothing
     before = {a: _mtimes(o) for a, o in outs.items()}
     for arch, out in outs.items():
-        r = _emit_tiny(names[arch], out)
+        r = _emit_tiny(arch, names[arch], out)
         assert r.returncode == 0 and " 0 written," in r.stdout, r.stdout
         t1 = time.perf_counter()
         r = cli(["build", str(out)])

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ckspace.codegen.toolchain import AMD_AITER, ZIGLANG  # noqa: E402
+from ckspace.files import atomic_write  # noqa: E402
 
 ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201")
 # The catalog tiny is selected from: CK's full set on RDNA is depthwise kernels alone, which CK Tile 2025.11 cannot
@@ -102,20 +103,12 @@ def _kept_archs(path: Path, redone: set[str]) -> dict[str, object]:
     return {a: e for a, e in old.get("archs", {}).items() if a not in redone}
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_keeping_mode(path: Path, text: str) -> None:
+    """Through a temporary file and a rename (ckspace's own), with the mode the file had, or a new file's."""
     path.parent.mkdir(parents=True, exist_ok=True)
     umask = os.umask(0)
     os.umask(umask)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask  # (mkstemp's file is 0600)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode(), mode=path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(scripts/record_tiny_builds.py; tests/test_tiny_builds.py checks it is current)",
             "ck_api": CK_API, "toolchain": {"ziglang": ZIGLANG, "amd_aiter": AMD_AITER}, "archs": evidence}
     try:
-        write_atomically(args.output, json.dumps(data, indent=1, sort_keys=False) + "\n")
+        write_keeping_mode(args.output, json.dumps(data, indent=1, sort_keys=False) + "\n")
     except OSError as exc:
         print(f"record_tiny_builds: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2

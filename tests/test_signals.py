@@ -275,7 +275,6 @@ def test_a_stop_inside_the_handlers_swap_is_one_line(signum, n, which, tmp_path)
         assert r.stdout == ""  # stopped before the command ran
 
 
-
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals reach the main thread")
 def test_a_stop_while_the_handlers_go_back_leaves_none_of_ours_behind(monkeypatch):
     """A stop raised as the first handler goes back still lets every other go back; it comes out afterwards."""

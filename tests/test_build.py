@@ -412,8 +412,9 @@ def _mtimes(root: Path) -> dict[str, int]:
 def _tiny_names(arch: str, tmp: Path) -> Path:
     """A file naming one kernel of `tiny` per variant (bwd_weight: a two-stage one, whose second kernel compiles too),
     each its variant's least tile volume: every kernel class of tiny compiles, in less than half the time of the
-    whole set (142 s against 323 s here, both archs in parallel). constraints/evidence/tiny-builds.json holds the compiler's verdict on all of tiny, on five archs
-    (scripts/record_tiny_builds.py; tests/test_tiny_builds.py fails while it is stale)."""
+    whole set (142 s against 323 s here, both archs in parallel). constraints/evidence/tiny-builds.json holds the
+    compiler's verdict on all of tiny, on five archs (scripts/record_tiny_builds.py; tests/test_tiny_builds.py fails
+    while it is stale)."""
     r = cli(["emit", "--arch", arch, "--set", "tiny", "--ck-api", "2025.11", "-o", str(tmp / f"tiny-{arch}")])
     assert r.returncode == 0, r.stderr
     kernels = json.loads((tmp / f"tiny-{arch}" / "manifest.json").read_text())["kernels"]

@@ -350,6 +350,13 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
     title = f"{args.arch} · {args.set} · rules {','.join(sorted(f for f in space.families if f != 'model'))}"
     t_out = 0.0
     selected = None
+    shown = [0]  # kernels written: none, and the catalog itself may be why (cli/empty.py)
+
+    def tally(rows):
+        for row in rows:
+            shown[0] += 1
+            yield row
+
     if is_selection(args.set) or args.objective or args.stable_from:
         with waiting(f"selecting {args.set} on {args.arch}"):
             selected = space.select(args.set, objective=args.objective, stable_from=args.stable_from,
@@ -392,14 +399,16 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
             if fmt == "names":
                 print(f"total\t\t\t{sum(counts.values())}\t{sum(cpp.values())}")
         t_out = time.perf_counter() - t0
+        shown[0] = sum(counts.values())
     else:
         filters = {"variant": args.variant, "ndim": args.ndim, "dtype": args.dtype, "where": args.where}
-        source = selected if selected is not None else space.enumerate(**filters)
+        source = tally(selected if selected is not None else space.enumerate(**filters))
         t0 = time.perf_counter()
         if fmt == "summary" and selected is None and space.may_be_open():  # the open space: counted, not listed
             with waiting(f"counting {args.set} on {args.arch}"):
                 counts = space.count(**filters)
             _summary(space, list(source) if sum(counts.values()) <= SUMMARY_NAMES else None, args, title, counts)
+            shown[0] = sum(counts.values())
         elif fmt == "summary":
             _summary(space, list(source), args, title)
         elif fmt == "table" and selected is None:  # a table holds every row: one line, before any listing, if too many
@@ -408,7 +417,7 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
             output.write_kernels(fmt, (output.record(cfg) for cfg in source), sys.stdout, space.data.fields,
                                  title=title, counts_title="kernels per (variant, ndim, dtype)")
         elif fmt == "names" and selected is None:  # the names alone: no dict per kernel
-            output.write_name_list(space.names(**filters), sys.stdout)
+            output.write_name_list(tally(space.names(**filters)), sys.stdout)
             sys.stdout.flush()
         else:
             rows = source if fmt == "names" else (output.record(cfg) for cfg in source)  # names: only the name
@@ -426,6 +435,10 @@ def _enumerate(args: argparse.Namespace, space, started: float, imported: float)
             + (" (cached)" if t.cached else ""), file=sys.stderr,
         )
     output.report_rejected(space)
+    if not shown[0] and args.count_by is None:
+        from .empty import note_empty_catalog
+
+        note_empty_catalog(space)
     return 0
 
 

@@ -159,6 +159,10 @@ def _write(args: argparse.Namespace, space, configs, selection, arch: str, rev: 
     from . import output
 
     output.report_rejected(space)
+    if not result.kernels and "names" not in selection:
+        from .empty import note_empty_catalog
+
+        note_empty_catalog(space)
     elapsed = time.perf_counter() - t0
     print(f"emitted {result.kernels} kernels for {arch} (CK API {rev}{f', {family} on' if family else ''}) into {args.output}: "
           f"{len(result.units)} compile unit{'s' if len(result.units) != 1 else ''}"

@@ -168,4 +168,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
                          title=title, counts_title="sampled kernels per (variant, ndim, dtype)",
                          derive=space.deriver() if fmt in ("json", "jsonl", "csv") else None)
     output.report_rejected(space)
+    if not total:
+        from .empty import note_empty_catalog
+
+        note_empty_catalog(space)
     return 0

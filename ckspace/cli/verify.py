@@ -164,7 +164,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f"{len(configs):,} kernels to compile, more than --max-kernels {args.max_kernels:,}; "
                          "narrow the set, use --sample N, or raise --max-kernels")
     if not configs:
-        raise UsageError("no kernel to verify: the set and filters leave none")
+        from .empty import empty_catalog_reason
+
+        reason = empty_catalog_reason(space) if args.names is None else None
+        raise UsageError("no kernel to verify: the set and filters leave none" + (f"; {reason}" if reason else ""))
     err = _console()
     log = (lambda msg: err.print(f"[dim]{msg}[/dim]")) if args.format == "text" else (lambda msg: None)
     log(f"verifying {len(configs)} kernel(s) for {arch} (CK API {rev}"

@@ -44,10 +44,11 @@ def test_an_empty_tiny_on_rdna_names_the_revision_rule_and_the_catalogs_with_ker
     assert "--over CATALOG" in note
 
 
-def test_enumerate_and_sample_note_it_and_verify_folds_it_into_its_one_error_line(capsys) -> None:
+def test_enumerate_sample_and_coverage_note_it_and_verify_folds_it_into_its_one_error_line(capsys) -> None:
     for argv in (["enumerate", "--arch", "gfx1100", "--set", "tiny", "--ck-api", "2025.11"],
                  ["enumerate", "--arch", "gfx1100", "--ck-api", "2025.11", "--count"],
-                 ["sample", "--arch", "gfx1100", "--ck-api", "2025.11", "-n", "3"]):
+                 ["sample", "--arch", "gfx1100", "--ck-api", "2025.11", "-n", "3"],
+                 ["coverage", "--arch", "gfx1100", "--set", "tiny", "--ck-api", "2025.11"]):
         assert main(argv) == 0, argv
         captured = capsys.readouterr()
         [note] = notes(captured.err)
@@ -64,6 +65,9 @@ def test_no_note_when_a_filter_empties_the_catalog_or_kernels_come_out(capsys) -
     assert main(["enumerate", "--arch", "gfx1201", "--set", "ck-rdna", "--ck-api", "2025.11"]) == 0
     captured = capsys.readouterr()
     assert captured.out.split() and not notes(captured.err)
+    assert main(["coverage", "--arch", "gfx1201", "--set", "tiny", "--format", "json"]) == 0  # tiny has kernels
+    captured = capsys.readouterr()
+    assert '"read": 0' not in captured.out and not notes(captured.err)
 
 
 def test_a_catalog_empty_with_no_revision_says_so_without_one(capsys) -> None:
@@ -74,3 +78,5 @@ def test_a_catalog_empty_with_no_revision_says_so_without_one(capsys) -> None:
     assert note.startswith("ckspace: note: ck-default has no kernel on gfx1201; catalogs with kernels there: "), note
     for catalog, n in others.items():
         assert f"{catalog} ({n:,})" in note, (catalog, note)
+    assert main(["coverage", "--arch", "gfx1201", "--set", "ck-default"]) == 0  # a catalog's coverage: the same
+    assert notes(capsys.readouterr().err) == [note]

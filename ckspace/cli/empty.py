@@ -4,7 +4,7 @@ A filter that leaves nothing is the user's own doing and needs no word. A catalo
 the chosen rules does: `emit --set tiny --ck-api 2025.11` on gfx1201 wrote nothing and said nothing, because CK's full
 rule set is depthwise alone there and 2025.11 cannot build depthwise. The note names the revision's rules that empty
 the catalog (checked on its kernels without them) and the catalogs that do have kernels there. It costs counts
-(seconds), so it runs only on the empty path.
+(seconds), so it runs only on the empty path (enumerate, sample, coverage, emit; verify's error line).
 """
 
 from __future__ import annotations

@@ -124,6 +124,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     from . import output
 
     output.report_rejected(listed_space or space)
+    if set_name is not None and not report.names_read:  # a table of zeros: say why, if the catalog is why
+        from .empty import note_empty_catalog
+
+        note_empty_catalog(listed_space or space)
     return 0
 
 

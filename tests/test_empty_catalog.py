@@ -7,6 +7,7 @@ no depthwise pipeline (ck-api-2025.11.depthwise)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -67,7 +68,7 @@ def test_no_note_when_a_filter_empties_the_catalog_or_kernels_come_out(capsys) -
     assert captured.out.split() and not notes(captured.err)
     assert main(["coverage", "--arch", "gfx1201", "--set", "tiny", "--format", "json"]) == 0  # tiny has kernels
     captured = capsys.readouterr()
-    assert '"read": 0' not in captured.out and not notes(captured.err)
+    assert json.loads(captured.out)["names"]["read"] > 0 and not notes(captured.err)
 
 
 def test_a_catalog_empty_with_no_revision_says_so_without_one(capsys) -> None:
